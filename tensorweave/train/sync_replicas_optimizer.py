@@ -181,7 +181,8 @@ class SyncReplicasOptimizer(Optimizer):
 
     def _require_applied(self, what: str) -> None:
         if not self._gradients_applied:
-            raise ValueError(f"Call apply_gradients (or minimize) before {what}.")
+            raise ValueError(f"SyncReplicasOptimizer.apply_gradient should be called before "
+                             f"{what}: call minimize() or apply_gradients() first.")
 
     def get_chief_queue_runner(self) -> QueueRunner:
         """The QueueRunner the chief runs: apply aggregated gradients, release tokens."""
