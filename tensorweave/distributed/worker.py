@@ -25,6 +25,7 @@ from tensorweave.runtime.executor import Executor, FunctionLibrary
 from tensorweave.runtime.rendezvous import LocalRendezvous, StepRendezvous, make_key
 from tensorweave.runtime.resource_mgr import DeviceContext
 from tensorweave.runtime.step import StepState
+from tensorweave.runtime.step_stats import StepStatsCollector
 
 log = logging.getLogger("tensorweave.worker")
 Tensors = list[np.ndarray]
@@ -131,7 +132,8 @@ class WorkerService:
                                       "session must be re-created.")
         step = StepState(req.step_id, timeout_s=req.timeout_ms / 1000 if req.timeout_ms else None,
                          # Every remote tensor is prefetched into the local table.
-                         rendezvous=StepRendezvous(self.rendezvous, req.step_id))
+                         rendezvous=StepRendezvous(self.rendezvous, req.step_id),
+                         stats=StepStatsCollector() if req.record_timeline else None)
         with self._lock:
             self._active_steps[req.step_id] = step
         cancels = self._prefetch(reg, step, req.timeout_ms)
@@ -146,8 +148,20 @@ class WorkerService:
             step.end()
             with self._lock:
                 self._active_steps.pop(req.step_id, None)
-        return pb.RunGraphResponse(), [np.asarray(v) if not isinstance(v, np.ndarray) else v
-                                       for v in values]
+        return self._run_graph_response(req, reg, step), [
+            np.asarray(v) if not isinstance(v, np.ndarray) else v for v in values]
+
+    @staticmethod
+    def _run_graph_response(req: pb.RunGraphRequest, reg: _Registered, step: StepState
+                            ) -> pb.RunGraphResponse:
+        """Node stats and the partition's GraphDef, when the master asked for them."""
+        resp = pb.RunGraphResponse()
+        if step.stats is not None:
+            step.stats.to_proto(resp.step_stats)
+        if req.record_partition_graph:
+            from tensorweave.framework.graph_export import graph_to_graph_def
+            resp.partition_graph.add().CopyFrom(graph_to_graph_def(reg.graph))
+        return resp
 
     def _prefetch(self, reg: _Registered, step: StepState, timeout_ms: int) -> list[Callable]:
         """One streaming pull per source task for every tensor this step receives from it:
