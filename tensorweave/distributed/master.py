@@ -21,6 +21,8 @@ import numpy as np
 
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import errors
+from tensorweave.framework.device import (
+    DeviceSpec, device_matches_filters, parse_filters, task_name)
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.proto.config_pb2 import ConfigProto
 from tensorweave.runtime.partition import Partition, partition
@@ -51,6 +53,9 @@ class MasterSession:
         self.handle = handle
         self.graph = graph
         self.config = config
+        # ConfigProto.device_filters: the devices (and so the tasks) this session may
+        # use; create_session_from_graph has checked that they parse.
+        self.filters = parse_filters(config.device_filters)
         self._plans: dict[tuple, list[_Part]] = {}
         self._lock = threading.Lock()
         self._registered: set[str] = set()
@@ -75,10 +80,11 @@ class MasterSession:
         target_ops = [g.as_graph_element(n, allow_tensor=False) for n in targets]
         ops = prune(fetch_t, target_ops, feed_t)
         try:
-            placement = self.master.placer(self.config).place(ops, g.get_operation_by_name)
+            placement = self.master.placer(self.config, self.filters).place(
+                ops, g.get_operation_by_name)
         except PlacementError as e:
             raise errors.InvalidArgumentError(None, None, str(e)) from None
-        self._check_filters(placement)
+        self._check_filters(ops, placement)
         if self.config.log_device_placement:
             for op in ops:
                 print(f"{op.name}: ({op.type}): {placement[id(op)]}", file=sys.stderr)
@@ -87,15 +93,25 @@ class MasterSession:
         self.master.wait_for_tasks(sorted(parts), timeout_s)
         return [self._register(p) for p in parts.values()]
 
-    def _check_filters(self, placement: dict[int, str]) -> None:
-        filters = list(self.config.device_filters)
-        if not filters:
+    def _check_filters(self, ops: list, placement: dict[int, str]) -> None:
+        """A step may only use devices the session's device_filters allow."""
+        if not self.filters:
             return
-        for dev in set(placement.values()):
-            if not any(dev.startswith(f.rstrip("/")) for f in filters):
+        for op in ops:
+            dev = placement[id(op)]
+            if not device_matches_filters(dev, self.filters):
+                filters = list(self.config.device_filters)
+                task = DeviceSpec.from_string(dev).replace(
+                    replica=None, device_type=None, device_index=None).to_string()
                 raise errors.InvalidArgumentError(
-                    None, None, f"The step needs device {dev}, which this session's "
-                    f"device_filters {filters} exclude. Widen ConfigProto.device_filters.")
+                    None, None, f"The step needs device {dev} (for op {op.name!r}), which "
+                    f"this session's device_filters {filters} exclude. Add a filter that "
+                    f"matches it (e.g. '{task}') to ConfigProto.device_filters, or move "
+                    "the op with tf.device(...).")
+
+    def devices(self) -> list[str]:
+        """The devices of the cluster this session's device_filters allow."""
+        return [d for d in self.master.all_devices() if device_matches_filters(d, self.filters)]
 
     def _register(self, p: Partition) -> _Part:
         from tensorweave.framework.graph_io import graph_to_graph_def
@@ -205,8 +221,14 @@ class MasterService:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    def placer(self, config: ConfigProto) -> Placer:
-        return Placer(self.tasks, self.job, self.task_index, config.allow_soft_placement)
+    def placer(self, config: ConfigProto, filters: list[DeviceSpec] | None = None) -> Placer:
+        return Placer(self.tasks, self.job, self.task_index, config.allow_soft_placement,
+                      filters)
+
+    def all_devices(self) -> list[str]:
+        """Every device of the cluster (one CPU per task), in job and task order."""
+        return [f"{task_name(j, i)}/device:CPU:0" for j in sorted(self.tasks)
+                for i in self.tasks[j]]
 
     def wait_for_tasks(self, tasks: list[str], timeout_s: float | None) -> None:
         """Blocks until every task answers GetStatus; UnavailableError naming the rest."""
@@ -246,8 +268,12 @@ class MasterService:
         cfg.CopyFrom(self.default_config)
         if config is not None:
             cfg.MergeFrom(config)
+        try:
+            sess = MasterSession(self, handle, graph, cfg)
+        except ValueError as e:  # a malformed device filter
+            raise errors.InvalidArgumentError(None, None, str(e)) from None
         with self._lock:
-            self._sessions[handle] = MasterSession(self, handle, graph, cfg)
+            self._sessions[handle] = sess
         return handle
 
     def create_session(self, req: pb.CreateSessionRequest, tensors: Tensors = ()
@@ -282,15 +308,33 @@ class MasterService:
 
     def list_devices(self, req: pb.ListDevicesRequest, tensors: Tensors = ()
                      ) -> tuple[pb.ListDevicesResponse, Tensors]:
-        devs = [f"/job:{j}/replica:0/task:{i}/device:CPU:0"
-                for j in sorted(self.tasks) for i in self.tasks[j]]
+        """The session's devices (those its device_filters allow); all without one."""
+        devs = self._session(req.session_handle).devices() if req.session_handle \
+            else self.all_devices()
         return pb.ListDevicesResponse(device=devs), []
 
     def reset(self, req: pb.ResetRequest, tensors: Tensors = ()) -> tuple[pb.ResetResponse, Tensors]:
+        """Closes this master's sessions and clears containers on the filtered tasks.
+
+        As in TF, a task's default container is named after its job: resetting
+        container "worker" clears what default-container ops left on the worker tasks.
+        """
+        try:
+            filters = parse_filters(req.device_filters)
+        except ValueError as e:
+            raise errors.InvalidArgumentError(None, None, str(e)) from None
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for s in sessions:
+            s.close()
         for job in sorted(self.tasks):
             for i in self.tasks[job]:
-                task = f"/job:{job}/replica:0/task:{i}"
-                self.worker(task).reset(req, [])
+                task = task_name(job, i)
+                if device_matches_filters(f"{task}/device:CPU:0", filters):
+                    containers = [n for c in req.container
+                                  for n in (("", c) if c == job else (c,))]
+                    self.worker(task).reset(pb.ResetRequest(container=containers), [])
         return pb.ResetResponse(), []
 
     def job_done(self, req: pb.JobDoneRequest, tensors: Tensors = ()
@@ -299,7 +343,7 @@ class MasterService:
         resp = pb.JobDoneResponse()
         for job in list(req.jobs) or ["ps"]:
             for i in self.tasks.get(job, []):
-                task = f"/job:{job}/replica:0/task:{i}"
+                task = task_name(job, i)
                 try:
                     self.worker(task).job_done(req, [], timeout=5.0)
                     resp.notified.append(task)
