@@ -141,6 +141,7 @@ from tensorweave.autodiff.gradients import gradients as gradients, hessians as h
 from tensorweave.framework.op_def import define_op as define_op
 
 from tensorweave import app as app
+from tensorweave.platform import tf_logging as logging
 
 # --- device setter, partitioning, cluster resolution (owner: placement helper) ---
 from tensorweave.ops.partitioned_variables import (
