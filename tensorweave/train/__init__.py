@@ -36,7 +36,8 @@ from tensorweave.train.saver import (
 from tensorweave.summary.writer import summary_iterator as summary_iterator
 from tensorweave.train.basic_session_run_hooks import (
     CheckpointSaverHook as CheckpointSaverHook,
-    CheckpointSaverListener as CheckpointSaverListener, FinalOpsHook as FinalOpsHook,
+    CheckpointSaverListener as CheckpointSaverListener, FeedFnHook as FeedFnHook,
+    FinalOpsHook as FinalOpsHook, ProfilerHook as ProfilerHook,
     GlobalStepWaiterHook as GlobalStepWaiterHook, LoggingTensorHook as LoggingTensorHook,
     NanLossDuringTrainingError as NanLossDuringTrainingError, NanTensorHook as NanTensorHook,
     StepCounterHook as StepCounterHook, StopAtStepHook as StopAtStepHook,

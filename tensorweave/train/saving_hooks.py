@@ -98,6 +98,11 @@ class CheckpointSaverHook(SessionRunHook):
         self._scaffold = scaffold
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._listeners = list(listeners or [])
+        self._steps_per_run = 1
+
+    def _set_steps_per_run(self, steps_per_run: int) -> None:
+        """For train ops that advance the global step by more than one per `run`."""
+        self._steps_per_run = steps_per_run
 
     def begin(self) -> None:
         self._summary_writer = _optional_writer(self._checkpoint_dir)
@@ -121,7 +126,8 @@ class CheckpointSaverHook(SessionRunHook):
         return SessionRunArgs(self._global_step_tensor)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        if self._timer.should_trigger_for_step(int(run_values.results) + 1):
+        stale = int(run_values.results)
+        if self._timer.should_trigger_for_step(stale + self._steps_per_run):
             step = int(run_context.session.run(self._global_step_tensor))  # after the step
             if self._timer.should_trigger_for_step(step):
                 self._timer.update_last_triggered_step(step)
@@ -154,7 +160,13 @@ class CheckpointSaverHook(SessionRunHook):
             return self._saver
         if self._scaffold is not None:
             return self._scaffold.saver
-        savers = get_default_graph().get_collection(GraphKeys.SAVERS)
+        graph = get_default_graph()
+        savers = graph.get_collection(GraphKeys.SAVERS)
+        if not savers and not graph.finalized:
+            # As TF's default saver: made once and shared through the collection.
+            from tensorweave.train.saver import Saver
+            graph.add_to_collection(GraphKeys.SAVERS, Saver())
+            savers = graph.get_collection(GraphKeys.SAVERS)
         if len(savers) != 1:
             raise RuntimeError(f"CheckpointSaverHook found {len(savers)} savers in the "
                                f"{GraphKeys.SAVERS!r} collection; pass saver= or scaffold= to "
@@ -186,6 +198,11 @@ class StepCounterHook(SessionRunHook):
         self._output_dir = output_dir
         self._last_global_step: int | None = None
         self._warned = 0
+        self._steps_per_run = 1
+
+    def _set_steps_per_run(self, steps_per_run: int) -> None:
+        """For train ops that advance the global step by more than one per `run`."""
+        self._steps_per_run = steps_per_run
 
     def begin(self) -> None:
         if self._summary_writer is None:
@@ -202,7 +219,7 @@ class StepCounterHook(SessionRunHook):
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         stale = int(run_values.results)
-        if self._timer.should_trigger_for_step(stale + 1):
+        if self._timer.should_trigger_for_step(stale + self._steps_per_run):
             step = int(run_context.session.run(self._global_step_tensor))
             if self._timer.should_trigger_for_step(step):
                 secs, steps = self._timer.update_last_triggered_step(step)
@@ -210,7 +227,7 @@ class StepCounterHook(SessionRunHook):
                     self._record(steps / secs, step)
         if stale == self._last_global_step and self._warned < 5:
             self._warned += 1
-            log.warning("The global step has not increased: is the train op built with "
+            log.warning("The global step has not been increased: is the train op built with "
                         "minimize(loss, global_step=tf.train.get_global_step())?")
         self._last_global_step = stale
 
