@@ -57,6 +57,11 @@ from tensorweave.train.supervisor import Supervisor as Supervisor
 from tensorweave.train.sync_replicas_optimizer import (
     SyncReplicasOptimizer as SyncReplicasOptimizer)
 from tensorweave.train import basic_session_run_hooks as basic_session_run_hooks
+from tensorweave.train.learning_rate_decay import (
+    cosine_decay as cosine_decay, cosine_decay_restarts as cosine_decay_restarts,
+    exponential_decay as exponential_decay, inverse_time_decay as inverse_time_decay,
+    linear_cosine_decay as linear_cosine_decay, natural_exp_decay as natural_exp_decay,
+    piecewise_constant as piecewise_constant, polynomial_decay as polynomial_decay)
 from tensorweave.train.device_setter import (
     GreedyLoadBalancingStrategy as GreedyLoadBalancingStrategy,
     byte_size_load_fn as byte_size_load_fn, replica_device_setter as replica_device_setter)
