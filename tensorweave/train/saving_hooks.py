@@ -42,6 +42,17 @@ def _optional_writer(logdir: str | None) -> Any:
         return None
 
 
+def _estimate_step(fetched: int, expected: int | None) -> int:
+    """The global step after this run, from the value fetched along with it.
+
+    TF's hooks assume the fetched value is the one from before the increment. Here a
+    fetched variable is read at the end of the step, after the increment, unless a
+    read ran before it; both cases happen. A value already at the step this run was
+    expected to reach is the post-increment one; a smaller one is a pre-increment read.
+    """
+    return fetched if expected is not None and fetched >= expected else fetched + 1
+
+
 class CheckpointSaverListener:
     """Callbacks around the saves of a `CheckpointSaverHook`.
 
@@ -288,7 +299,7 @@ class SummarySaverHook(SessionRunHook):
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         if not self._summary_writer:
             return
-        step = int(run_values.results["global_step"]) + 1
+        step = _estimate_step(int(run_values.results["global_step"]), self._next_step)
         if self._next_step is None or self._request_summary:
             step = int(run_context.session.run(self._global_step_tensor))
         if self._next_step is None:
