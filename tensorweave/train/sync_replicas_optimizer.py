@@ -171,7 +171,8 @@ class SyncReplicasOptimizer(Optimizer):
             train_ops.append(accum.apply_grad(grad, local_step=self._local_step))
             out: Any = accum.take_grad(self._replicas_to_aggregate)
         elif isinstance(grad, IndexedSlices):
-            accum = SparseConditionalAccumulator(grad.dtype, shape=(), shared_name=shared)
+            accum = SparseConditionalAccumulator(grad.dtype, shape=var.get_shape(),
+                                                 shared_name=shared)
             train_ops.append(accum.apply_indexed_slices_grad(grad, local_step=self._local_step))
             out = accum.take_indexed_slices_grad(self._replicas_to_aggregate)
         else:
