@@ -62,6 +62,8 @@ from tensorweave.train.learning_rate_decay import (
     exponential_decay as exponential_decay, inverse_time_decay as inverse_time_decay,
     linear_cosine_decay as linear_cosine_decay, natural_exp_decay as natural_exp_decay,
     piecewise_constant as piecewise_constant, polynomial_decay as polynomial_decay)
+from tensorweave.train.moving_averages import (
+    ExponentialMovingAverage as ExponentialMovingAverage)
 from tensorweave.train.device_setter import (
     GreedyLoadBalancingStrategy as GreedyLoadBalancingStrategy,
     byte_size_load_fn as byte_size_load_fn, replica_device_setter as replica_device_setter)
