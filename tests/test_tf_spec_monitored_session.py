@@ -191,7 +191,7 @@ def test_end_of_input_from_a_step_closes_cleanly(counter, error):
 
 
 def test_other_error_from_a_step_leaves_the_with_block(counter):
-    step, inc = counter
+    _, inc = counter
     hook = RaiseOnce(3, RuntimeError("regular exception"))
     sess = tf.train.MonitoredSession(hooks=[hook])
     with pytest.raises(RuntimeError, match="regular exception"), sess:
@@ -226,9 +226,9 @@ def test_graph_stays_finalized_if_it_was_before(graph):
 
 
 def test_close_inside_the_with_block_is_reported(graph):
-    with pytest.raises(RuntimeError, match="Session is already closed"):
-        with tf.train.MonitoredSession() as sess:
-            sess.close()
+    with pytest.raises(RuntimeError, match="Session is already closed"), \
+            tf.train.MonitoredSession() as sess:
+        sess.close()
 
 
 class OptionsHook(tf.train.SessionRunHook):
@@ -279,9 +279,9 @@ def test_singular_session_does_not_recover_from_preemption(counter):
     class Abort(tf.train.SessionRunHook):
         def before_run(self, run_context):
             raise errors.AbortedError(None, None, "Abort")
-    with tf.train.SingularMonitoredSession(hooks=[Abort()]) as sess:
-        with pytest.raises(errors.AbortedError):
-            sess.run(step)
+    with tf.train.SingularMonitoredSession(hooks=[Abort()]) as sess, \
+            pytest.raises(errors.AbortedError):
+        sess.run(step)  # raised at once, and the session closes normally
     with pytest.raises(errors.AbortedError), tf.train.SingularMonitoredSession(
             hooks=[Abort()]) as sess:
         sess.run(step)

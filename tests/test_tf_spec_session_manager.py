@@ -166,7 +166,7 @@ def test_wait_for_session_runs_local_init_on_a_ready_model(graph):
 
 @pytest.mark.parametrize("strict_local", [False, True])
 def test_wait_for_session_gives_up_naming_what_is_missing(graph, strict_local):
-    v, w = _v_and_local_w()
+    _, w = _v_and_local_w()
     kwargs = ({"ready_for_local_init_op": tf.report_uninitialized_variables(),
                "local_init_op": w.initializer} if strict_local else {})
     # recovery_wait_secs=30 would be TF 1.x's sleep between checks; the wait here still
@@ -179,7 +179,7 @@ def test_wait_for_session_gives_up_naming_what_is_missing(graph, strict_local):
 
 
 def test_local_init_reading_an_uninitialized_global_fails_naming_it(graph):
-    v, w = _v_and_local_w()
+    _, w = _v_and_local_w()
     sm = tf.train.SessionManager(graph=graph, ready_op=tf.report_uninitialized_variables(),
                                  local_init_op=w.initializer)  # no ready_for_local_init_op
     for create in (lambda: sm.wait_for_session("", max_wait_secs=3),
@@ -206,7 +206,7 @@ def test_prepare_runs_a_list_of_local_init_ops_after_init(graph):
 
 @pytest.mark.parametrize("as_list", [False, True])
 def test_prepare_names_the_local_variable_nobody_initialized(graph, as_list):
-    v, w = _v_and_local_w()
+    v, _ = _v_and_local_w()
     sm = tf.train.SessionManager(ready_op=tf.report_uninitialized_variables())
     init = [v.initializer] if as_list else v.initializer
     with pytest.raises(RuntimeError, match=r"did not make model ready.*\bw\b"):

@@ -76,10 +76,8 @@ class StepFailsAfterThread(ThreadFailsAtRun):
             raise errors.CancelledError(None, None, "step cancelled after the thread failed")
 
 
-def _feed_step(c, v, value, raw=False):
+def _feed_step(c, v, value):
     def step_fn(step_context):
-        if raw:
-            return step_context.session.run(v, feed_dict={c: value})
         return step_context.run_with_hooks(fetches=v, feed_dict={c: value})
     return step_fn
 
@@ -231,6 +229,6 @@ def test_preemption_in_step_fn_reruns_the_whole_step_fn(graph, where):
 def test_singular_session_step_fn_does_not_recover(graph):
     def step_fn(step_context):
         raise errors.AbortedError(None, None, "Abort")
-    with tf.train.SingularMonitoredSession() as sess:
-        with pytest.raises(errors.AbortedError, match="Abort"):
-            sess.run_step_fn(step_fn)
+    with tf.train.SingularMonitoredSession() as sess, \
+            pytest.raises(errors.AbortedError, match="Abort"):
+        sess.run_step_fn(step_fn)

@@ -194,7 +194,7 @@ class _MonitoredSession:
         return self._sess.run(fetches, feed_dict=feed_dict, options=options,
                               run_metadata=run_metadata)
 
-    def run_step_fn(self, step_fn: Callable[[StepContext], Any]) -> Any:
+    def run_step_fn(self, step_fn: Callable[[Any], Any]) -> Any:
         """Calls `step_fn(step_context)` and returns what it returns.
 
         `step_fn` may call `step_context.run_with_hooks(...)` (a step with hooks),
@@ -218,7 +218,7 @@ class _MonitoredSession:
         if self._sess is None:
             raise RuntimeError("This MonitoredSession is closed; create a new one to run.")
 
-        def make_context(run_with_hooks: Callable[..., Any]) -> StepContext:
+        def make_context(run_with_hooks: Callable[..., Any]) -> Any:
             return StepContext(self._tf_sess(), run_with_hooks)
         if isinstance(self._sess, RecoverableSession):
             return self._sess.run_step_fn(step_fn, make_context)
