@@ -13,6 +13,7 @@ of its MonitoredSession) instead of hanging (tested in tests/test_sync_replicas.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -23,11 +24,10 @@ import tensorweave as tf
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 
 
-@pytest.fixture(params=[2, 3], ids=["2workers", "3workers_1backup"])
-def replicas(request):
+@contextlib.contextmanager
+def _replicas(n):
     """ps0/ps1 as server processes, the workers as in-process servers; one
     MonitoredTrainingSession per worker (worker 0 is the chief), replicas_to_aggregate=2."""
-    n = request.param
     spec = cluster_dict(ps=2, workers=n)
     workers = [("worker", i) for i in range(n)]
     with LocalCluster(spec=spec, in_process=tuple(workers)):
@@ -42,9 +42,16 @@ def replicas(request):
             yield sessions, graphs, trains
         finally:
             for sess in reversed(sessions):
-                sess.close()
+                if not sess._is_closed():
+                    sess.close()
             for s in servers:
                 s.stop()
+
+
+@pytest.fixture(params=[2, 3], ids=["2workers", "3workers_1backup"])
+def replicas(request):
+    with _replicas(request.param) as r:
+        yield r
 
 
 def _replica(target, task, n):
@@ -149,6 +156,35 @@ def test_sync_training_with_stale_gradients_dropped(replicas):
     assert _get(s1, g1, "global_step") == 2
     np.testing.assert_allclose(_get(s1, g1, "v0"), v0_after_1 - 2.0 * 0.2, rtol=1e-6)
     np.testing.assert_allclose(_get(s1, g1, "v1"), v1_after_1 - 2.0 * 1.0, rtol=1e-6)
+
+
+def test_worker_loop_ends_cleanly_when_the_chief_finishes():
+    """Deliberate difference from TF 1.x (where the worker would wait for a token
+    forever): the chief's normal end closes the token queue, the waiting worker's step
+    fails with OutOfRangeError and its `with` block ends like at the end of input."""
+    with _replicas(2) as (sessions, _, trains):
+        chief, worker = sessions
+        outcome = {}
+
+        def worker_loop():
+            steps = 0
+            try:
+                with worker:
+                    while not worker.should_stop():
+                        worker.run(trains[1])
+                        steps += 1
+                outcome["steps"] = steps
+            except Exception as e:  # noqa: BLE001 - checked below
+                outcome["error"] = e
+        t = threading.Thread(target=worker_loop, daemon=True)
+        t.start()
+        with chief:
+            for _ in range(3):
+                chief.run(trains[0])
+        t.join(20)
+        assert not t.is_alive(), "the worker kept waiting after the chief finished"
+        assert "error" not in outcome, outcome
+        assert outcome["steps"] >= 2 and worker._is_closed()
 
 
 # ---- usage errors (no cluster) ---------------------------------------------------------
