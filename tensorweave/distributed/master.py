@@ -59,6 +59,8 @@ class MasterSession:
         self._plans: dict[tuple, list[_Part]] = {}
         self._lock = threading.Lock()
         self._registered: set[str] = set()
+        self._running: dict[int, list[_Part]] = {}  # step id -> parts, for close()
+        self._running_lock = threading.Lock()  # not _lock: planning may wait for tasks
         self._closed = False
         self._metadata_lock = threading.Lock()  # partitions report stats concurrently
 
@@ -134,8 +136,14 @@ class MasterSession:
         feed_values = dict(zip(req.feed, tensors))
         step_id = random.getrandbits(62)
         resp = pb.RunStepResponse(fetch=list(req.fetch))
-        values = self._run_parts(parts, feed_values, step_id, timeout_ms, req.options,
-                                 resp.metadata)
+        with self._running_lock:
+            self._running[step_id] = parts
+        try:
+            values = self._run_parts(parts, feed_values, step_id, timeout_ms, req.options,
+                                     resp.metadata)
+        finally:
+            with self._running_lock:
+                self._running.pop(step_id, None)
         out = [feed_values[n] if n in feed_values else values[n] for n in req.fetch]
         return resp, out
 
@@ -181,8 +189,9 @@ class MasterSession:
 
     def _abort(self, parts: list[_Part], step_id: int, error: BaseException) -> None:
         code = error.error_code if isinstance(error, errors.OpError) else errors.ABORTED
-        req = pb.AbortStepRequest(step_id=step_id, code=code,
-                                  message=f"Step aborted because another task failed: {error}")
+        message = error.message if isinstance(error, errors.CancelledError) else \
+            f"Step aborted because another task failed: {error}"
+        req = pb.AbortStepRequest(step_id=step_id, code=code, message=message)
         for p in parts:
             try:
                 p.worker.abort_step(req, [])
@@ -190,7 +199,15 @@ class MasterSession:
                 log.debug("abort of step %d on %s failed", step_id, p.task)
 
     def close(self) -> None:
+        """Cancels the session's running steps (a blocked dequeue too), then closes it
+        on every task it used."""
         self._closed = True
+        with self._running_lock:
+            running = list(self._running.items())
+        closed = errors.CancelledError(None, None, f"Session {self.handle} was closed while "
+                                       "the step was running.")
+        for step_id, parts in running:
+            self._abort(parts, step_id, closed)
         for task in self._registered:
             try:
                 self.master.worker(task).close_session(

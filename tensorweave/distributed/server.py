@@ -168,6 +168,9 @@ class Server:
             raise ValueError(f"{e} (task {self.task}). Free the port or change the task's "
                              "address in the ClusterSpec.") from None
         self._started = True
+        if self._port == 0:  # as TF: "host:0" listens on a free port, which target reports
+            self._port = self._grpc.port
+            self._address = f"{self._host}:{self._port}"
         with _registry_lock:
             _registry[_addr_key(self._address)] = self
         at_exit(self.stop)  # registered before sessions close at exit, so it runs after them
