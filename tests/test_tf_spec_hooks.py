@@ -17,11 +17,18 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.summary.writer import FileWriterCache, summary_iterator
-from tensorweave.train import hook_utils
 from tensorweave.train import basic_session_run_hooks as hooks_mod
+from tensorweave.train import hook_utils
 from tensorweave.train.basic_session_run_hooks import (
-    FeedFnHook, FinalOpsHook, GlobalStepWaiterHook, LoggingTensorHook,
-    NanLossDuringTrainingError, NanTensorHook, ProfilerHook, StopAtStepHook)
+    FeedFnHook,
+    FinalOpsHook,
+    GlobalStepWaiterHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    ProfilerHook,
+    StopAtStepHook,
+)
 from tensorweave.train.hook_utils import SecondOrStepTimer
 from tensorweave.train.monitored_session import SingularMonitoredSession
 from tensorweave.train.session_run_hook import SessionRunContext

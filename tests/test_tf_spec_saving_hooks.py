@@ -13,7 +13,11 @@ import pytest
 import tensorweave as tf
 from tensorweave.train import hook_utils
 from tensorweave.train.basic_session_run_hooks import (
-    CheckpointSaverHook, CheckpointSaverListener, StepCounterHook, SummarySaverHook)
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+    StepCounterHook,
+    SummarySaverHook,
+)
 from tensorweave.train.monitored_session import SingularMonitoredSession
 from tensorweave.train.saver import load_variable
 from tensorweave.train.scaffold import Scaffold
@@ -290,7 +294,7 @@ def test_step_counter_tag_follows_the_global_step_name():
 
 
 def test_step_counter_warns_when_the_global_step_does_not_move(model, caplog):
-    sess, mon, hook, writer, train = _counter(every_n_steps=1, increment=0)
+    sess, mon, _, _, train = _counter(every_n_steps=1, increment=0)
     mon.run(train)
     caplog.clear()
     caplog.set_level(logging.WARNING, logger="tensorweave.train")

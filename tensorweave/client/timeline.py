@@ -146,7 +146,7 @@ class Timeline:
         for dev in self._step_stats.dev_stats:
             pid = pids[dev.device]
             for ns in dev.node_stats:
-                name, op, inputs = parse_label(ns)
+                _, op, inputs = parse_label(ns)
                 args = {"name": ns.node_name, "op": op}
                 args.update({f"input{i}": x for i, x in enumerate(inputs)})
                 rpc = _RPC_LABEL.match(ns.timeline_label)

@@ -278,11 +278,11 @@ class FeedFnHook(SessionRunHook):
 
 # The saving hooks live in their own module to keep files short; they are part of this
 # module's public surface, as in TF.
+from tensorweave.train.profiler_hook import ProfilerHook as ProfilerHook
 from tensorweave.train.saving_hooks import CheckpointSaverHook as CheckpointSaverHook
 from tensorweave.train.saving_hooks import CheckpointSaverListener as CheckpointSaverListener
 from tensorweave.train.saving_hooks import StepCounterHook as StepCounterHook
 from tensorweave.train.saving_hooks import SummarySaverHook as SummarySaverHook
-from tensorweave.train.profiler_hook import ProfilerHook as ProfilerHook  # noqa: E402
 
 __all__ = [
     "CheckpointSaverHook",

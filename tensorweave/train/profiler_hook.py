@@ -15,9 +15,17 @@ from typing import Any
 from tensorweave.client.timeline import Timeline
 from tensorweave.framework.proto.config_pb2 import RunOptions
 from tensorweave.train.hook_utils import (
-    SecondOrStepTimer, log, require_global_step, summary_writer_for)
+    SecondOrStepTimer,
+    log,
+    require_global_step,
+    summary_writer_for,
+)
 from tensorweave.train.session_run_hook import (
-    SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues)
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
 
 
 class ProfilerHook(SessionRunHook):
