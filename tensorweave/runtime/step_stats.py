@@ -47,68 +47,73 @@ def timeline_label(op: Any) -> str:
 
 
 class StepStatsCollector:
-    """Thread-safe sink of `NodeExecStats`, grouped by device.
+    """Thread-safe sink of node runs, grouped by device.
 
-    Async kernels (Recv, queue ops) finish on other threads, hence the lock.
+    `record` only keeps a tuple (the protos are built once, in `to_proto`), so that
+    tracing perturbs the timings it measures as little as possible. Async kernels
+    (Recv, queue ops) finish on other threads, hence the lock.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._devices: dict[str, list[NodeExecStats]] = {}
+        self._runs: dict[str, list[tuple]] = {}
+        self._merged: dict[str, list[NodeExecStats]] = {}
 
-    def record(self, device: str, op: Any, start: float, end: float, outputs: Any,
-               scheduled: float | None = None) -> None:
+    def record(self, device: str, op: Any, start: float, end: float, outputs: Any) -> None:
         """Adds one node's run: `start`/`end` from `now()`, `outputs` its results."""
-        start_us = _micros(start)
-        span = max(int((end - start) * 1e6), 0)
-        ns = NodeExecStats(node_name=op.name, all_start_micros=start_us,
-                           op_start_rel_micros=0, op_end_rel_micros=span,
-                           all_end_rel_micros=span, timeline_label=timeline_label(op),
-                           thread_id=threading.get_native_id() & 0xFFFFFFFF)
-        if scheduled is not None:
-            ns.scheduled_micros = _micros(scheduled)
-        _describe_outputs(ns, op, outputs)
+        n = len(op._outputs)
+        values = () if n == 0 else (outputs,) if n == 1 else tuple(outputs)
+        # Shapes and sizes now: a variable's buffer may change later in the step.
+        outs = tuple((v.shape, v.nbytes) if isinstance(v, (np.ndarray, np.generic))
+                     else (None, 0) for v in values)
+        run = (op, start, end, threading.get_native_id() & 0xFFFFFFFF, outs)
         with self._lock:
-            self._devices.setdefault(device, []).append(ns)
+            self._runs.setdefault(device, []).append(run)
 
     def merge(self, step_stats: StepStats) -> None:
         """Adds the stats another task sent back (distributed steps)."""
         with self._lock:
             for dev in step_stats.dev_stats:
-                self._devices.setdefault(dev.device, []).extend(dev.node_stats)
+                self._merged.setdefault(dev.device, []).extend(dev.node_stats)
 
     def to_proto(self, into: StepStats | None = None) -> StepStats:
         """One `DeviceStepStats` per device, nodes in start order."""
         out = into if into is not None else StepStats()
         with self._lock:
-            for device in sorted(self._devices):
-                nodes = sorted(self._devices[device], key=lambda n: n.all_start_micros)
-                dev = out.dev_stats.add(device=device)
-                dev.node_stats.extend(nodes)
+            for device in sorted(set(self._runs) | set(self._merged)):
+                nodes = [_node_stats(*run) for run in self._runs.get(device, ())]
+                nodes += self._merged.get(device, [])
+                nodes.sort(key=lambda ns: ns.all_start_micros)
+                out.dev_stats.add(device=device).node_stats.extend(nodes)
         return out
 
 
-def _describe_outputs(ns: NodeExecStats, op: Any, outputs: Any) -> None:
+def _node_stats(op: Any, start: float, end: float, thread_id: int,
+                outs: tuple) -> NodeExecStats:
+    span = max(int((end - start) * 1e6), 0)
+    ns = NodeExecStats(node_name=op.name, all_start_micros=_micros(start),
+                       op_start_rel_micros=0, op_end_rel_micros=span,
+                       all_end_rel_micros=span, timeline_label=timeline_label(op),
+                       thread_id=thread_id)
+    _describe_outputs(ns, op, outs)
+    return ns
+
+
+def _describe_outputs(ns: NodeExecStats, op: Any, outs: tuple) -> None:
     """Output slots with dtype, shape and bytes; memory is the sum of those bytes."""
-    n = len(op._outputs)
-    if n == 0:
+    if not outs:
         return
-    values = (outputs,) if n == 1 else tuple(outputs)
     total = 0
-    for slot, (t, v) in enumerate(zip(op._outputs, values)):
+    for slot, (t, (shape, nbytes)) in enumerate(zip(op._outputs, outs)):
         desc = ns.output.add(slot=slot).tensor_description
         desc.dtype = t.dtype.as_datatype_enum
-        is_array = isinstance(v, (np.ndarray, np.generic))
-        nbytes = int(v.nbytes) if is_array else 0
-        shape = v.shape if is_array else None
-        if shape is not None:
-            for d in shape:
-                desc.shape.dim.add(size=int(d))
-        else:
+        if shape is None:  # not an array (a queue or variable handle, a resource)
             desc.shape.unknown_rank = True
-        desc.allocation_description.requested_bytes = nbytes
-        desc.allocation_description.allocated_bytes = nbytes
-        desc.allocation_description.allocator_name = "cpu"
-        total += nbytes
+        else:
+            desc.shape.dim.extend(desc.shape.Dim(size=int(d)) for d in shape)
+        alloc = desc.allocation_description
+        alloc.requested_bytes = alloc.allocated_bytes = int(nbytes)
+        alloc.allocator_name = "cpu"
+        total += int(nbytes)
     ns.memory.add(allocator_name="cpu", total_bytes=total, peak_bytes=total,
                   live_bytes=total)
