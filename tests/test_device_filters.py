@@ -144,6 +144,11 @@ def test_list_devices_shows_only_what_the_filters_allow(half_cluster):
         assert [d.name for d in sess.list_devices()] == [PS0, W0]
     with tf.Session(half_cluster.target) as sess:  # no filters: the whole cluster
         assert [d.name for d in sess.list_devices()] == [PS0, W0, W1]
+    # over gRPC, to the ps task's master in its own process, before any step
+    ps_target = "grpc://" + half_cluster.cluster.task_address("ps", 0)
+    cfg = tf.ConfigProto(device_filters=["/job:worker/task:1", "/job:ps"])
+    with tf.Session(ps_target, config=cfg) as sess:
+        assert [d.name for d in sess.list_devices()] == [PS0, W1]
 
 
 def test_a_step_on_a_filtered_out_device_names_device_and_filters(half_cluster):

@@ -223,6 +223,11 @@ def test_shared_state_outlives_the_graph_that_made_it(server):
             sess.run(w.initializer)
             assert sess.run(w).tolist() == [4, 5, 6]
     with tf.Graph().as_default():
+        w = tf.Variable(86, name="w_outlives")
+        with tf.Session(server.target, config=sharing) as sess:
+            with pytest.raises(errors.InvalidArgumentError, match="shapes"):
+                sess.run(w.initializer)  # the shared value has shape [3]
+    with tf.Graph().as_default():
         w = tf.Variable(37, name="w_outlives")
         with tf.Session(server.target, config=tf.ConfigProto(isolate_session_state=True)) \
                 as sess:
