@@ -117,26 +117,35 @@ class TestCase(array_asserts.ArrayAsserts, unittest.TestCase):
                        force_gpu: bool = False) -> Iterator[Session]:
         """The session of this test, made on first use and closed by tearDown.
 
+        With graph=None the session is made on the default graph of that moment and
+        keeps it; its graph is made the default graph inside the `with` block.
+
         Raises:
             ValueError: if asked with another graph, config or force_gpu than the first time.
         """
+        with self._cached(graph, config, force_gpu, strict=True) as sess:
+            yield sess
+
+    @contextlib.contextmanager
+    def _cached(self, graph: Any, config: Any, force_gpu: bool, strict: bool
+                ) -> Iterator[Session]:
         self._refuse_gpu(force_gpu)
-        graph = graph if graph is not None else get_default_graph()
         args = (graph, config, force_gpu)
         if self._cached_session is None:
             self._cached_session = Session(graph=graph, config=config)
             self._cached_args = args
-        elif any(a is not b for a, b in zip(args, self._cached_args or ())):
+        elif strict and any(a is not b for a, b in zip(args, self._cached_args or ())):
             raise ValueError("The graph, config or force_gpu given to cached_session differ "
                              "from those the cached session was made with; use "
                              "self.session() for a separate session.")
         sess = self._cached_session
-        with graph.as_default(), sess.as_default():
+        with sess.graph.as_default(), sess.as_default():
             yield sess
 
     def test_session(self, graph: Any = None, config: Any = None, use_gpu: bool = False,
                      force_gpu: bool = False) -> Any:
-        """TF 1.x's older name for `cached_session` (with graph=None) / `session`.
+        """TF 1.x's older name: the cached session when graph is None (never raising
+        on differing arguments), else a new session on `graph`.
 
         Its name starts with "test", so unittest also collects it as a test; run that
         way it skips itself, as in TF 1.x.
@@ -144,7 +153,7 @@ class TestCase(array_asserts.ArrayAsserts, unittest.TestCase):
         if self._testMethodName == "test_session":
             raise unittest.SkipTest("test_session is a helper, not a test.")
         if graph is None:
-            return self.cached_session(None, config, use_gpu, force_gpu)
+            return self._cached(None, config, force_gpu, strict=False)
         return self.session(graph, config, use_gpu, force_gpu)
 
     @staticmethod

@@ -15,6 +15,8 @@ import unittest
 from typing import Any
 
 from tensorweave.testing.testcase import TestCase as TestCase
+from tensorweave.testing.tf_gradient_checker import (
+    compute_gradient as compute_gradient, compute_gradient_error as compute_gradient_error)
 
 _temp_dir: str | None = None
 
@@ -48,5 +50,5 @@ def is_built_with_cuda() -> bool:
     return False
 
 
-__all__ = ["TestCase", "main", "get_temp_dir", "is_gpu_available", "gpu_device_name",
+__all__ = ["TestCase", "compute_gradient", "compute_gradient_error", "main", "get_temp_dir", "is_gpu_available", "gpu_device_name",
            "is_built_with_cuda"]
