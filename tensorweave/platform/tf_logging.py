@@ -16,6 +16,7 @@ import logging as _logging
 import os
 import sys
 import threading
+from types import FrameType
 from typing import Any
 
 DEBUG = _logging.DEBUG   # 10
@@ -102,7 +103,7 @@ def log_if(level: int, msg: Any, condition: Any, *args: Any) -> None:
 
 def _caller_site() -> tuple[str, int]:
     # The first frame outside this file is the user's call site (counts are per line).
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     here = os.path.normcase(__file__)
     while frame is not None and os.path.normcase(frame.f_code.co_filename) == here:
         frame = frame.f_back

@@ -22,8 +22,12 @@ from tensorweave.ops import core_ops, math_ops
 from tensorweave.ops.math_unary_ops import cos
 
 
-def _start(fn_name: str, learning_rate: Any, global_step: Any) -> tuple[Tensor, Tensor]:
-    """Checks the step is given; returns (lr, step cast to lr's dtype)."""
+def _start(fn_name: str, learning_rate: Any, global_step: Any) -> tuple[Any, Any]:
+    """Checks the step is given; returns (lr, step cast to lr's dtype).
+
+    Typed Any: Tensor's arithmetic operators are installed at run time by math_ops,
+    so a static checker cannot see them in the formulas below.
+    """
     if global_step is None:
         raise ValueError(f"global_step is required for {fn_name}: pass "
                          "tf.train.get_or_create_global_step() (or any integer tensor).")
@@ -35,17 +39,21 @@ def _start(fn_name: str, learning_rate: Any, global_step: Any) -> tuple[Tensor, 
     return lr, math_ops.cast(global_step, dtype)
 
 
+def _cos(x: Any) -> Any:
+    return cos(x)  # typed Any for the formulas, like _start
+
+
 def _leaf(scope: str) -> str:
     # The result op is named after its scope ("ExponentialDecay/ExponentialDecay:0").
     return scope.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _as(value: Any, dtype: _dt.DType, name: str) -> Tensor:
+def _as(value: Any, dtype: _dt.DType, name: str) -> Any:
     return math_ops.cast(convert_to_tensor(value, name=name), dtype)
 
 
 def _decayed_power(fn_name: str, learning_rate: Any, global_step: Any, decay_steps: Any,
-                   decay_rate: Any, staircase: bool) -> tuple[Tensor, Tensor, Tensor]:
+                   decay_rate: Any, staircase: bool) -> tuple[Any, Any, Any]:
     """(lr, p, decay_rate) with p = step / decay_steps (floored when staircase)."""
     lr, step = _start(fn_name, learning_rate, global_step)
     p = math_ops.divide(step, _as(decay_steps, lr.dtype, "decay_steps"))
@@ -138,22 +146,23 @@ def cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any, alpha: 
         lr, step = _start("cosine_decay", learning_rate, global_step)
         steps = _as(decay_steps, lr.dtype, "decay_steps")
         alpha_t = _as(alpha, lr.dtype, "alpha")
-        fraction = math_ops.minimum(step, steps) / steps
-        cosine = 0.5 * (1.0 + cos(math.pi * fraction))
+        fraction: Any = math_ops.divide(math_ops.minimum(step, steps), steps)
+        cosine = 0.5 * (1.0 + _cos(math.pi * fraction))
         return math_ops.multiply(lr, (1.0 - alpha_t) * cosine + alpha_t, name=_leaf(scope))
 
 
-def _restart_position(fraction: Tensor, t_mul: Tensor) -> tuple[Tensor, Tensor]:
+def _restart_position(fraction: Any, t_mul: Any) -> tuple[Any, Any]:
     """(index of the current period, fraction of it done) for periods growing by t_mul."""
     t_mul_value = constant_value(t_mul)
     if t_mul_value is not None and float(t_mul_value) == 1.0:
-        i_restart = math_ops.floor(fraction)
-        return i_restart, fraction - i_restart
+        whole: Any = math_ops.floor(fraction)
+        return whole, fraction - whole
     # Periods 1, t, t^2, ... end at (1 - t^i) / (1 - t); solve for i.
-    i_restart = math_ops.floor(math_ops.log(1.0 - fraction * (1.0 - t_mul))
-                               / math_ops.log(t_mul))
-    done_before = (1.0 - math_ops.pow(t_mul, i_restart)) / (1.0 - t_mul)
-    return i_restart, (fraction - done_before) / math_ops.pow(t_mul, i_restart)
+    i_restart: Any = math_ops.floor(math_ops.divide(
+        math_ops.log(1.0 - fraction * (1.0 - t_mul)), math_ops.log(t_mul)))
+    period_scale: Any = math_ops.pow(t_mul, i_restart)
+    done_before = (1.0 - period_scale) / (1.0 - t_mul)
+    return i_restart, (fraction - done_before) / period_scale
 
 
 def cosine_decay_restarts(learning_rate: Any, global_step: Any, first_decay_steps: Any,
@@ -178,8 +187,8 @@ def cosine_decay_restarts(learning_rate: Any, global_step: Any, first_decay_step
         alpha_t = _as(alpha, dtype, "alpha")
         fraction = step / _as(first_decay_steps, dtype, "first_decay_steps")
         i_restart, fraction = _restart_position(fraction, t_mul_t)
-        m_fac = math_ops.pow(_as(m_mul, dtype, "m_mul"), i_restart)
-        cosine = 0.5 * m_fac * (1.0 + cos(math.pi * fraction))
+        m_fac: Any = math_ops.pow(_as(m_mul, dtype, "m_mul"), i_restart)
+        cosine = 0.5 * m_fac * (1.0 + _cos(math.pi * fraction))
         return math_ops.multiply(lr, (1.0 - alpha_t) * cosine + alpha_t, name=_leaf(scope))
 
 
@@ -199,7 +208,7 @@ def linear_cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
         step = math_ops.minimum(step, steps)
         linear = (steps - step) / steps
         periods = _as(num_periods, dtype, "num_periods")
-        cosine = 0.5 * (1.0 + cos(math.pi * 2.0 * periods * step / steps))
+        cosine = 0.5 * (1.0 + _cos(math.pi * 2.0 * periods * step / steps))
         factor = (_as(alpha, dtype, "alpha") + linear) * cosine + _as(beta, dtype, "beta")
         return math_ops.multiply(lr, factor, name=_leaf(scope))
 

@@ -47,11 +47,14 @@ def _zero_debiased_delta(shadow: Variable, value: Tensor, one_minus_decay: Tenso
         local_step = Variable(lambda: zeros([], dtype), trainable=False,
                               name=f"{shadow.op.name}/local_step")
     with g.colocate_with(shadow.op):
-        update_biased = biased.assign_sub((biased - value) * one_minus_decay)
+        m = math_ops  # explicit ops: Tensor operators are installed at run time
+        update_biased = biased.assign_sub(m.multiply(m.subtract(biased, value),
+                                                     one_minus_decay))
         update_step = local_step.assign_add(1.0)
         with g.control_dependencies([update_biased, update_step]):
-            correction = 1.0 - math_ops.pow(1.0 - one_minus_decay, local_step.read_value())
-            return shadow - biased.read_value() / correction
+            decay = m.subtract(1.0, one_minus_decay)
+            correction = m.subtract(1.0, m.pow(decay, local_step.read_value()))
+            return m.subtract(shadow, m.divide(biased.read_value(), correction))
 
 
 def assign_moving_average(variable: Variable, value: Any, decay: Any,
@@ -65,14 +68,14 @@ def assign_moving_average(variable: Variable, value: Any, decay: Any,
     """
     g = variable.graph
     with g.name_scope(name or "AssignMovingAvg"), g.colocate_with(variable.op):
-        one_minus_decay = 1.0 - convert_to_tensor(decay, name="decay")
+        one_minus_decay = math_ops.subtract(1.0, convert_to_tensor(decay, name="decay"))
         if one_minus_decay.dtype.base_dtype != variable.dtype.base_dtype:
             one_minus_decay = math_ops.cast(one_minus_decay, variable.dtype.base_dtype)
         value = convert_to_tensor(value, dtype=variable.dtype.base_dtype)
         if zero_debias:
             delta = _zero_debiased_delta(variable, value, one_minus_decay)
         else:
-            delta = (variable - value) * one_minus_decay
+            delta = math_ops.multiply(math_ops.subtract(variable, value), one_minus_decay)
         return variable.assign_sub(delta)
 
 
