@@ -328,6 +328,21 @@ class TestUtilTest(tf.test.TestCase):
         self.assertFalse(tf.test.is_built_with_cuda())
         self.assertEqual(tf.test.gpu_device_name(), "")
 
+    def test_dtype_prefix_and_python2_era_assert_names(self):
+        self.assertDTypeEqual(tf.constant([1.0]), tf.float32)
+        self.assertDTypeEqual(np.zeros(2, np.int64), tf.int64)
+        with self.assertRaises(AssertionError):
+            self.assertDTypeEqual(tf.constant([1]), tf.float32)
+        self.assertStartsWith("global_step:0", "global")
+        with self.assertRaises(AssertionError):
+            self.assertStartsWith("global_step:0", "step")
+        self.assertItemsEqual([3, 1, 2], [1, 2, 3])
+        with self.assertRaises(AssertionError):
+            self.assertItemsEqual([1, 1], [1])
+        with self.assertRaisesRegexp(ValueError, "bad"):
+            raise ValueError("bad value")
+        self.assertRegexpMatches("step 12", r"step \d+")
+
     def test_assert_proto_equals_text_and_message(self):
         config = tf.ConfigProto(log_device_placement=True)
         self.assertProtoEquals("log_device_placement: true", config)

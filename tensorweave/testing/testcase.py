@@ -221,6 +221,31 @@ class TestCase(array_asserts.ArrayAsserts, unittest.TestCase):
                 return any(re.search(pattern, s) for s in [text] + names)
         return _PredicateMatch(self, exception_type, predicate)
 
+    def assertDTypeEqual(self, target: Any, expected_dtype: Any) -> None:  # noqa: N802
+        """Fails unless target (a numpy value or Tensor) has dtype expected_dtype."""
+        from tensorweave.framework.dtypes import as_dtype
+        got = target.dtype if _is_graph_value(target) else np.asarray(target).dtype
+        self.assertEqual(as_dtype(got).base_dtype, as_dtype(expected_dtype).base_dtype)
+
+    def assertStartsWith(self, actual: str, expected_start: str,  # noqa: N802
+                         msg: str | None = None) -> None:
+        """Fails unless `actual` starts with `expected_start`."""
+        if not actual.startswith(expected_start):
+            self.fail(f"{actual!r} does not start with {expected_start!r}. {msg or ''}")
+
+    # Names TF 1.x tests used that Python 3.12's unittest dropped (absltest kept them).
+    def assertItemsEqual(self, first: Any, second: Any, msg: Any = None) -> None:  # noqa: N802
+        """The same elements in any order (unittest's assertCountEqual)."""
+        self.assertCountEqual(first, second, msg)
+
+    def assertRaisesRegexp(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802
+        """unittest's assertRaisesRegex under its Python 2 name."""
+        return self.assertRaisesRegex(*args, **kwargs)
+
+    def assertRegexpMatches(self, text: str, regex: Any, msg: Any = None) -> None:  # noqa: N802
+        """unittest's assertRegex under its Python 2 name."""
+        self.assertRegex(text, regex, msg)
+
     def assertRaisesOpError(self, expected_err_re_or_predicate: Any) -> Any:  # noqa: N802
         """A context expecting a `tf.errors.OpError` whose message matches."""
         return self.assertRaisesWithPredicateMatch(errors.OpError,
