@@ -96,3 +96,19 @@ def test_log_first_n_counts_per_call_site(caplog):
         tf.logging.log_first_n(tf.logging.WARN, "first %d", 2, i)
     assert _records(caplog) == [(30, "first 0"), (30, "first 1")]
 
+
+
+def test_a_script_sees_info_lines_on_stderr_after_set_verbosity():
+    # As in TF 1.x: with no logging configured, tf.logging prints "LEVEL:name:message"
+    # to stderr, and INFO shows only after set_verbosity(INFO).
+    import subprocess
+    import sys
+    script = ("import tensorweave as tf\n"
+              "tf.logging.info('hidden before')\n"
+              "tf.logging.set_verbosity(tf.logging.INFO)\n"
+              "tf.logging.info('step %d', 7)\n"
+              "tf.logging.warn('careful')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, check=True)
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith(("INFO:", "WARNING:"))]
+    assert lines == ["INFO:tensorweave:step 7", "WARNING:tensorweave:careful"]
