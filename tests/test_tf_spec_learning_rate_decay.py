@@ -209,3 +209,23 @@ def test_cos_and_sin_ops_used_by_the_cosine_schedules():
     with tf.Session() as sess:
         v = np.array([0.0, 0.5, 2.0])
         np.testing.assert_allclose(sess.run(grad), -np.sin(v) + 2.0 * np.cos(v))
+
+
+@pytest.mark.parametrize("make_opt", [tf.train.GradientDescentOptimizer,
+                                      lambda lr: tf.train.MomentumOptimizer(lr, 0.9),
+                                      tf.train.AdamOptimizer, tf.train.RMSPropOptimizer,
+                                      tf.train.AdagradOptimizer])
+def test_optimizers_take_the_schedule_as_their_rate(make_opt):
+    w = tf.Variable(1.0)
+    step = tf.train.get_or_create_global_step()
+    lr = tf.train.exponential_decay(0.1, step, 1, 0.5, staircase=True)
+    train = make_opt(lr).minimize(tf.square(w), global_step=step)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        rates = []
+        for _ in range(3):
+            rates.append(float(sess.run(lr)))
+            sess.run(train)
+        assert rates == pytest.approx([0.1, 0.05, 0.025])
+        if make_opt is tf.train.GradientDescentOptimizer:  # w -= lr * 2w each step
+            assert sess.run(w) == pytest.approx(1.0 * 0.8 * 0.9 * 0.95)
