@@ -29,12 +29,9 @@ from tensorweave.framework.device import DeviceSpec
 from tensorweave.framework.graph import get_default_graph, reset_default_graph
 from tensorweave.ops.random_ops import set_random_seed
 from tensorweave.testing import array_asserts
+from tensorweave.testing.array_asserts import _is_graph_value
 
 DEFAULT_GRAPH_SEED = 87654321  # TF 1.x's seed for test graphs
-
-
-def _is_graph_value(x: Any) -> bool:
-    return hasattr(x, "graph") and hasattr(x, "op") or hasattr(x, "_as_graph_element")
 
 
 class CheckedThread:
@@ -175,10 +172,6 @@ class TestCase(array_asserts.ArrayAsserts, unittest.TestCase):
             return sess.run(tensors)
         with self.cached_session() as sess:
             return sess.run(tensors)
-
-    def _to_numpy(self, a: Any) -> Any:
-        # Tensors and Variables are run; everything else goes through np.asarray later.
-        return self.evaluate(a) if _is_graph_value(a) else a
 
     def checkedThread(self, target: Callable[..., Any], args: tuple = (),  # noqa: N802
                       kwargs: dict | None = None) -> CheckedThread:
