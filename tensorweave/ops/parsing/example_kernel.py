@@ -74,7 +74,10 @@ def parse_sparse(fmaps: list[Any], key: str, dtype: Any, names: list[str]) -> li
     """VarLenFeature: (indices [n, 2] as (example, position), values [n], shape [B, max])."""
     want, flat, lengths = _KIND[dtype.name], [], []
     for b, fmap in enumerate(fmaps):
-        v = raw_values(fmap, key, want, dtype, names, b)
+        if key in fmap and fmap[key].WhichOneof("kind") == want:  # the common case inline
+            v = getattr(fmap[key], want).value
+        else:
+            v = raw_values(fmap, key, want, dtype, names, b)
         lengths.append(0 if v is None else len(v))
         if v:
             flat.extend(v)
@@ -94,6 +97,13 @@ def parse_dense(fmaps: list[Any], key: str, dtype: Any, shape: list[Any], defaul
     size = int(np.prod(shape)) if shape else 1
     want, flat = _KIND[dtype.name], []
     for b, fmap in enumerate(fmaps):
+        if key in fmap:  # the common case inline: present, of the right kind and size
+            feature = fmap[key]
+            if feature.WhichOneof("kind") == want:
+                v = getattr(feature, want).value
+                if len(v) == size:
+                    flat.extend(v)
+                    continue
         v = raw_values(fmap, key, want, dtype, names, b)
         if v is None:
             if default.size == 0:
