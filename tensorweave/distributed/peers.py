@@ -76,9 +76,10 @@ def local_server(address: str) -> Any:
         return _local.get(address_key(address))
 
 
-def connect(address: str, task: str, service: str) -> Peer:
+def connect(address: str, task: str, service: str, credentials: Any = None) -> Peer:
     """A peer for `service` ("tensorweave.Worker" or "tensorweave.Master") of the
-    task at `address` (`task` names it in errors).
+    task at `address` (`task` names it in errors), proving itself with `credentials`
+    (transport.credentials.Credentials; None: this process's default).
 
     Raises:
         UnavailableError: when no transport can reach the address.
@@ -87,7 +88,7 @@ def connect(address: str, task: str, service: str) -> Peer:
     if local is not None:
         return InProcessPeer(local.service(service), task or address)
     for name in transports():
-        peer = transport(name).connect(address, task, service)
+        peer = transport(name).connect(address, task, service, credentials)
         if peer is not None:
             return peer
     raise errors.UnavailableError(None, None, f"No transport among {transports()} reaches "
@@ -129,26 +130,30 @@ class InProcessPeer:
         pass
 
 
-def serving_transports(bind_host: str, host: str, port: int, server: Any, name: str
-                       ) -> list[Any]:
+def serving_transports(bind_host: str, host: str, port: int, server: Any, name: str,
+                       credentials: Any = None) -> list[Any]:
     """Starts every listener a server needs; each has `stop()`, the first `port`.
 
     gRPC always serves the cluster port (other machines, clients); the unix
     listener serves this machine's tasks on the address's abstract socket. The
     unix socket starts first (once the cluster port answers, every path must be
-    ready), except for port 0, whose real number only gRPC's bind tells.
+    ready), except for port 0, whose real number only gRPC's bind tells. Both
+    require `credentials` (None: this process's default) of every connection.
     """
+    from tensorweave.distributed.transport import credentials as creds_mod
     from tensorweave.distributed.transport.grpc_peer import GrpcListener
     from tensorweave.distributed.transport.unix import UnixListener
+    creds = credentials or creds_mod.default()
     listeners: list[Any] = []
     try:
         if port:
-            unix = UnixListener(f"{host}:{port}", server)
+            unix = UnixListener(f"{host}:{port}", server, creds, name)
             listeners.append(unix)
-        grpc_listener = GrpcListener(f"{bind_host}:{port}", server, name)
+        grpc_listener = GrpcListener(f"{bind_host}:{port}", server, name, creds)
         listeners.insert(0, grpc_listener)
         if not port:
-            listeners.append(UnixListener(f"{host}:{grpc_listener.port}", server))
+            listeners.append(UnixListener(f"{host}:{grpc_listener.port}", server, creds,
+                                          name))
     except ValueError:
         for listener in listeners:
             listener.stop()

@@ -95,6 +95,9 @@ class Server:
             done and no worker session is open here (TF's ps never exits).
         done_grace_secs: after the job is done, how long `join()` waits for open
             sessions (e.g. of a crashed worker) before returning anyway.
+        credentials: what every connection to and from this task must prove
+            (`tensorweave.distributed.Credentials`: mutual TLS and/or a shared token);
+            None: the TENSORWEAVE_TLS_* / TENSORWEAVE_AUTH_TOKEN_FILE variables, if set.
 
     Raises:
         ValueError: ambiguous job/task, or a job the cluster does not have (as TF).
@@ -108,7 +111,8 @@ class Server:
                  task_index: int | None = None, protocol: str | None = None,
                  config: ConfigProto | None = None, start: bool = True,
                  bind_all: bool = False, exit_when_done: bool = True,
-                 done_grace_secs: float = 60.0) -> None:
+                 done_grace_secs: float = 60.0, credentials: Any = None) -> None:
+        self._credentials = credentials
         self._server_def = _server_def(server_or_cluster_def, job_name, task_index, protocol,
                                        config)
         self._cluster = ClusterSpec(self._server_def.cluster)
@@ -162,7 +166,7 @@ class Server:
             "127.0.0.1" if self._host in ("localhost", "127.0.0.1") else self._host)
         try:
             self._listeners = peers.serving_transports(host, self._host, self._port, self,
-                                                       self.task)
+                                                       self.task, self._credentials)
         except ValueError as e:
             # TF's class for a server that cannot start (its text is only "Could not
             # start gRPC server"); ours says which port, which task and what to do.
@@ -194,7 +198,8 @@ class Server:
                     client = peers.InProcessPeer(self.worker, task)
                 else:
                     address = self._cluster.task_address(*parse_task_name(task))
-                    client = peers.connect(address, task, WORKER_SERVICE)
+                    client = peers.connect(address, task, WORKER_SERVICE,
+                                           self._credentials)
                 self._peers[task] = client
             return client
 

@@ -57,9 +57,11 @@ class Transport(Protocol):
 
     name: str
 
-    def connect(self, address: str, task: str, service: str) -> Peer | None:
+    def connect(self, address: str, task: str, service: str,
+                credentials: Any = None) -> Peer | None:
         """A peer for `service` ("tensorweave.Worker"/"tensorweave.Master") at
-        `address`, or None when this transport cannot reach it."""
+        `address`, or None when this transport cannot reach it; it proves itself
+        with `credentials` (credentials.Credentials; None: the process default)."""
         ...
 
 

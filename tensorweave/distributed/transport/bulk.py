@@ -228,7 +228,7 @@ class BulkClient:
     def __init__(self, connect_timeout_s: float = 2.0, retry_after_s: float = 60.0) -> None:
         self._timeout = connect_timeout_s
         self._retry_after_s = retry_after_s
-        self._idle: dict[tuple[str, int], list[socket.socket]] = {}
+        self._idle: dict[tuple, list[socket.socket]] = {}
         self._down: dict[str, float] = {}  # host -> when a connect to it last failed
         self._lock = threading.Lock()
 
@@ -242,16 +242,21 @@ class BulkClient:
             failed_at = self._down.get(host)
         return failed_at is None or time.monotonic() - failed_at > self._retry_after_s
 
-    def pull(self, host: str, port: int, token: bytes,
-             assembler: codec.TensorAssembler) -> None:
+    def pull(self, host: str, port: int, token: bytes, assembler: codec.TensorAssembler,
+             hello: Callable[[socket.socket], Any] | None = None) -> None:
         """Receives one payload straight into `assembler.buffer`. Blocks until done.
+
+        `hello(sock) -> sock` opens a new connection instead of sending MAGIC (with
+        credentials: TLS and the token, see sidechannel.open_bulk); connections are
+        reused only with the same `hello`.
 
         Raises:
             BulkUnavailable: if the server cannot be reached, does not know the
                 token, or the connection breaks; nothing was kept, so the
                 caller may refetch another way.
         """
-        sock = self._checkout(host, port)
+        key = (host, port, hello)
+        sock = self._checkout(key, hello)
         conn_ok = False
         try:
             sock.sendall(token)
@@ -271,7 +276,7 @@ class BulkClient:
                 raise
             raise BulkUnavailable(f"Bulk transfer from {host}:{port} failed: {e}") from e
         finally:
-            self._checkin(host, port, sock, conn_ok)
+            self._checkin(key, sock, conn_ok)
 
     def close(self) -> None:
         """Closes idle connections."""
@@ -281,9 +286,11 @@ class BulkClient:
         for s in socks:
             s.close()
 
-    def _checkout(self, host: str, port: int) -> socket.socket:
+    def _checkout(self, key: tuple, hello: Callable[[socket.socket], Any] | None
+                  ) -> socket.socket:
+        host, port = key[0], key[1]
         with self._lock:
-            group = self._idle.get((host, port))
+            group = self._idle.get(key)
             if group:
                 return group.pop()
         try:
@@ -295,18 +302,21 @@ class BulkClient:
         sock.settimeout(None)
         tune_socket(sock)
         try:
-            sock.sendall(MAGIC)  # tells a shared port this is no gRPC connection
+            if hello is None:
+                sock.sendall(MAGIC)  # tells a shared port this is no gRPC connection
+            else:
+                sock = hello(sock)
         except OSError as e:
             sock.close()
             raise BulkUnavailable(f"Cannot reach bulk port {host}:{port}: {e}") from e
         return sock
 
-    def _checkin(self, host: str, port: int, sock: socket.socket, ok: bool) -> None:
+    def _checkin(self, key: tuple, sock: socket.socket, ok: bool) -> None:
         if not ok:  # a half-read stream cannot be reused
             sock.close()
             return
         with self._lock:
-            self._idle.setdefault((host, port), []).append(sock)
+            self._idle.setdefault(key, []).append(sock)
 
 
 def _shutdown(sock: Any) -> None:

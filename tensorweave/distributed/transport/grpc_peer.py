@@ -14,8 +14,11 @@ from typing import Any, Sequence
 
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.protocol.methods import SERVICES
+from tensorweave.distributed.transport import credentials as creds_mod
 from tensorweave.distributed.transport.base import Done, ServiceHost, Tensors
 from tensorweave.distributed.transport.bulk import BulkOffers
+from tensorweave.distributed.transport.credentials import Credentials
+from tensorweave.distributed.transport.grpc_auth import Guard, RefusalServer
 from tensorweave.distributed.transport.rpc import (
     Client, RpcServer, ServiceEndpoint, bulk_enabled)
 from tensorweave.distributed.transport.shared_port import SharedPort, relay_target
@@ -27,9 +30,11 @@ _pool = DaemonPool(256, "tw-grpc-call")
 class GrpcPeer:
     """One service of one task over a gRPC channel."""
 
-    def __init__(self, address: str, task: str, service: str) -> None:
+    def __init__(self, address: str, task: str, service: str,
+                 credentials: Credentials | None = None) -> None:
         self.name = task or address
-        self._client = Client(address, service, SERVICES[service], peer_name=self.name)
+        self._client = Client(address, service, SERVICES[service], peer_name=self.name,
+                              credentials=credentials or creds_mod.default())
 
     def call(self, method: str, request: Any, tensors: Sequence[Any] = (),
              timeout: float | None = None) -> tuple[Any, Tensors]:
@@ -59,30 +64,43 @@ class GrpcTransport:
 
     name = "grpc"
 
-    def connect(self, address: str, task: str, service: str) -> GrpcPeer:
-        return GrpcPeer(address, task, service)
+    def connect(self, address: str, task: str, service: str,
+                credentials: Credentials | None = None) -> GrpcPeer:
+        return GrpcPeer(address, task, service, credentials)
 
 
 class GrpcListener:
     """Serves a host's services on `bind_address` (its cluster port) over gRPC.
 
+    `credentials` (default: none) are what every connection must prove: the port
+    terminates TLS, the servers' guard checks each call (grpc_auth.py).
+
     Raises:
         ValueError: when the address cannot be bound.
     """
 
-    def __init__(self, bind_address: str, host: ServiceHost, name: str) -> None:
+    def __init__(self, bind_address: str, host: ServiceHost, name: str,
+                 credentials: Credentials = creds_mod.NONE) -> None:
         # gRPC listens on a private abstract socket; the task's one TCP port is the
         # SharedPort in front of it, which also serves big tensors' raw pulls.
         grpc_socket = f"tensorweave-grpc-{os.getpid()}-{secrets.token_hex(8)}"
         self._offers = BulkOffers()
-        endpoints = [ServiceEndpoint(s, methods, host.service(s), self._offers)
+        guard = Guard(credentials, name) if credentials.enabled else None
+        endpoints = [ServiceEndpoint(s, methods, host.service(s), self._offers, guard)
                      for s, methods in SERVICES.items()]
         self._server = RpcServer(relay_target(grpc_socket), endpoints,
                                  DaemonPool(256, f"tw-{name}"))
+        self._refusal: RefusalServer | None = None
+        refusal_socket = f"{grpc_socket}-refuse"
         try:
-            self._front = SharedPort(bind_address, grpc_socket, self._offers)
+            if credentials.tls:  # plain gRPC clients are told UNAUTHENTICATED by it
+                self._refusal = RefusalServer(refusal_socket, name)
+            self._front = SharedPort(bind_address, grpc_socket, self._offers, credentials,
+                                     name, refusal_socket)
         except ValueError:
             self._server.stop(None)
+            if self._refusal is not None:
+                self._refusal.stop()
             raise
         self.port: int = self._front.port
         # Offers name the port to pull from; with TENSORWEAVE_BULK=0, none (clients then
@@ -92,6 +110,8 @@ class GrpcListener:
     def stop(self, grace: float | None = 0.5) -> None:
         self._front.stop()
         self._server.stop(grace)
+        if self._refusal is not None:
+            self._refusal.stop()
         self._offers.close()
 
 

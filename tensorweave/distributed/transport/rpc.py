@@ -13,6 +13,7 @@ three times as much per call, and steps make several calls.
 """
 from __future__ import annotations
 
+import functools
 import os
 import struct
 from typing import Any, Callable, Iterator
@@ -24,7 +25,8 @@ from tensorweave.distributed.protocol.methods import Method
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
 from tensorweave.distributed.protocol.tensor_wire_pb2 import TensorRequest
 from tensorweave.distributed.transport import bulk as bulk_mod
-from tensorweave.distributed.transport import codec
+from tensorweave.distributed.transport import codec, grpc_auth, sidechannel
+from tensorweave.distributed.transport.credentials import NONE, Credentials
 from tensorweave.distributed.transport.stream import GRPC_OPTIONS
 from tensorweave.framework import errors
 
@@ -117,12 +119,16 @@ class ServiceEndpoint:
         impl: the plain service object.
         bulk: where big response tensors are offered (`bulk.BulkOffers`; None: offers
             with no port, fetched over gRPC).
+        guard: runs first in every handler and aborts calls whose credentials fail
+            (`grpc_auth.Guard`; None: every call is served).
     """
 
     def __init__(self, service_name: str, methods: list[Method], impl: Any,
-                 bulk: Any) -> None:
+                 bulk: Any, guard: Callable[[grpc.ServicerContext], None] | None = None
+                 ) -> None:
         self.service_name, self.methods, self.impl = service_name, methods, impl
         self.bulk: Any = bulk or bulk_mod.BulkOffers()
+        self._guard = guard or (lambda context: None)
 
     def _offer(self, chunks: list, nbytes: int) -> tuple[bytes, int]:
         token = self.bulk.offer(chunks, nbytes)
@@ -153,18 +159,21 @@ class ServiceEndpoint:
 
     def _unary(self, m: Method) -> Callable[..., bytes]:
         def handle(frame: bytes, context: grpc.ServicerContext) -> bytes:
+            self._guard(context)
             req, tensors = unpack(frame, m.request)
             return self._call(m, req, tensors, context)
         return handle
 
     def _streaming(self, m: Method) -> Callable[..., bytes]:
         def handle(stream: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
+            self._guard(context)
             req, tensors = unpack(next(stream), m.request, chunks=stream)
             return self._call(m, req, tensors, context)
         return handle
 
     def _fetch(self, request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
         """Serves an offered payload over gRPC (TENSORWEAVE_BULK=0, or a failed pull)."""
+        self._guard(context)
         key = TensorRequest.FromString(request).key.encode("latin-1")
         offer = self.bulk.take(key)
         if offer is None:
@@ -184,11 +193,16 @@ class Client:
     _bulk_client = bulk_mod.BulkClient()
 
     def __init__(self, address: str, service_name: str, methods: list[Method],
-                 peer_name: str | None = None) -> None:
+                 peer_name: str | None = None, credentials: Credentials = NONE) -> None:
         self.address = address
         self.host = address.rsplit(":", 1)[0].strip("[]")
         self.peer = peer_name or address
-        self._channel = grpc.insecure_channel(address, options=GRPC_OPTIONS)
+        self._creds = credentials
+        self._metadata = grpc_auth.call_metadata(credentials)
+        self._bulk_hello = (functools.partial(sidechannel.open_bulk, creds=credentials,
+                                              host=self.host)
+                            if credentials.enabled else None)
+        self._channel = grpc_auth.secure_channel(address, credentials, GRPC_OPTIONS)
         self._methods = {m.py_name: m for m in methods}
         self._unary = {m.py_name: self._channel.unary_unary(
             f"/{service_name}/{m.name}", request_serializer=_identity,
@@ -207,23 +221,36 @@ class Client:
         try:
             if streamed:  # big request tensors: the frame, then their chunks
                 messages = iter([frame, *(c.tobytes() for c in streamed)])
-                response = self._stream[py_name](messages, timeout=timeout)
+                response = self._stream[py_name](messages, timeout=timeout,
+                                                 metadata=self._metadata)
             else:
-                response = self._unary[py_name](frame, timeout=timeout)
+                response = self._unary[py_name](frame, timeout=timeout,
+                                                metadata=self._metadata)
             return unpack(response, m.response, fetch=lambda h: self._pull(h, timeout))
         except grpc.RpcError as e:
-            raise error_from_rpc(e, self.peer) from None
+            raise self._error(e) from None
+
+    def _error(self, e: grpc.RpcError) -> errors.OpError:
+        """The call's error; a TLS connection that failed is probed for a refusal."""
+        if self._creds.tls and e.code() == grpc.StatusCode.UNAVAILABLE:
+            port = self.address.rsplit(":", 1)[1]
+            why = grpc_auth.diagnose(self.host, int(port), self._creds, self.peer)
+            if why is not None:
+                return why
+        return error_from_rpc(e, self.peer)
 
     def _pull(self, header: Any, timeout: float | None) -> np.ndarray:
         asm = codec.TensorAssembler(header)
         if header.bulk_port and bulk_enabled() and self._bulk_client.usable(self.host):
             try:
-                self._bulk_client.pull(self.host, header.bulk_port, header.bulk_token, asm)
+                self._bulk_client.pull(self.host, header.bulk_port, header.bulk_token, asm,
+                                       self._bulk_hello)
                 return asm.finish()
             except bulk_mod.BulkUnavailable:
                 asm = codec.TensorAssembler(header)  # start over on the gRPC path
         req = TensorRequest(key=header.bulk_token.decode("latin-1"))
-        for chunk in self._fetch_stub(req.SerializeToString(), timeout=timeout):
+        for chunk in self._fetch_stub(req.SerializeToString(), timeout=timeout,
+                                      metadata=self._metadata):
             asm.write(chunk)
         return asm.finish()
 

@@ -12,6 +12,12 @@ a network round trip between machines.
 So a firewall or a Kubernetes NetworkPolicy opens one port per task, and big
 tensors still move at raw-socket speed.
 
+With credentials (credentials.py) the port is also where connections prove
+themselves: with TLS it terminates TLS (a TLS record starts with 0x16), then
+sorts the decrypted stream the same way; plain gRPC is sent to a refusal server
+(`refusal_socket`) and anything else is logged and closed. The relay's socket
+is bound to a name registered with the peer's address (grpc_auth.py).
+
 Example:
     >>> offers = bulk.BulkOffers()
     >>> front = SharedPort("127.0.0.1:0", "tensorweave-grpc-1234", offers)
@@ -23,17 +29,22 @@ from __future__ import annotations
 
 import fcntl
 import os
+import secrets
+import select
 import socket
 import threading
 import time
 from typing import Any
 
-from tensorweave.distributed.transport import bulk
+from tensorweave.distributed.transport import bulk, grpc_auth, sidechannel
+from tensorweave.distributed.transport.credentials import NONE, Credentials
 
 __all__ = ["SharedPort", "relay_target"]
 
 _FIRST_BYTES_TIMEOUT_S = 30.0  # a client that connects and says nothing is dropped
 _SPLICE_BYTES = 1 << 20
+_TLS_RECORD = b"\x16"  # a TLS handshake record's first byte (ClientHello)
+_HTTP2 = b"PRI * HT"    # the first bytes of HTTP/2's (gRPC's) client preface
 
 
 def relay_target(name: str) -> str:
@@ -49,15 +60,23 @@ class SharedPort:
             port 0 picks a free one, see `port`).
         grpc_socket: the abstract Unix socket name the gRPC server listens on.
         offers: the bulk offers this port serves.
+        credentials: what a connection must prove (none by default).
+        task: the task's name, for the log of refused peers.
+        refusal_socket: with TLS, the abstract socket of the server that refuses
+            plain gRPC calls (grpc_auth.RefusalServer).
 
     Raises:
         ValueError: when the address cannot be bound (port in use, foreign host).
     """
 
-    def __init__(self, bind_address: str, grpc_socket: str, offers: bulk.BulkOffers) -> None:
+    def __init__(self, bind_address: str, grpc_socket: str, offers: bulk.BulkOffers,
+                 credentials: Credentials = NONE, task: str = "",
+                 refusal_socket: str = "") -> None:
         host, _, port = bind_address.rpartition(":")
         host = host.strip("[]")
         self._grpc_socket = "\0" + grpc_socket
+        self._creds, self._task = credentials, task or bind_address
+        self._refusal_socket = "\0" + refusal_socket
         self._offers = offers
         self._stopped = threading.Event()
         self._lock = threading.Lock()
@@ -87,47 +106,106 @@ class SharedPort:
     def _accept_loop(self) -> None:
         while not self._stopped.is_set():
             try:
-                conn, _ = self._listener.accept()
+                conn, addr = self._listener.accept()
             except TimeoutError:
                 continue
             except OSError:
                 return
-            threading.Thread(target=self._sort, args=(conn,), daemon=True,
+            peer = f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) else str(addr)
+            threading.Thread(target=self._sort, args=(conn, peer), daemon=True,
                              name=f"tw-port-{self.port}-conn").start()
 
     def _track(self, sock: socket.socket, add: bool) -> None:
         with self._lock:
             (self._open.add if add else self._open.discard)(sock)
 
-    def _sort(self, conn: socket.socket) -> None:
+    def _sort(self, conn: socket.socket, peer: str) -> None:
         self._track(conn, True)
         try:
             first = _peek(conn, len(bulk.MAGIC))
-            if first == bulk.MAGIC:
+            if self._creds.tls:
+                self._sort_tls(conn, first, peer)
+            elif first in (bulk.MAGIC, sidechannel.BULK_TOKEN_MAGIC):
                 conn.recv(len(bulk.MAGIC))  # consume it; the rest is the bulk protocol
-                bulk.serve_bulk(conn, self._offers, self._stopped.is_set)
+                if sidechannel.check_bulk(conn, first, self._creds, self._task, peer):
+                    bulk.serve_bulk(conn, self._offers, self._stopped.is_set)
+            elif first.startswith(_TLS_RECORD) and self._creds.enabled:
+                sidechannel.log_refused(self._task, peer, "it speaks TLS, this task has no "
+                                        "TLS credentials")
             elif first:
-                self._relay(conn)
+                self._relay(conn, peer)
         except OSError:
             pass
         finally:
             self._track(conn, False)
             conn.close()
 
-    def _relay(self, conn: socket.socket) -> None:
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def _sort_tls(self, conn: socket.socket, first: bytes, peer: str) -> None:
+        if first.startswith(_HTTP2):  # plain gRPC: told UNAUTHENTICATED by the refuser
+            sidechannel.log_refused(self._task, peer, "plain gRPC without TLS")
+            self._relay(conn, peer, target=self._refusal_socket)
+            return
+        if not first.startswith(_TLS_RECORD):
+            if first:
+                sidechannel.log_refused(self._task, peer, "a connection without TLS")
+            return
+        tls = sidechannel.accept_tls(conn, self._creds, self._task, peer)
+        if tls is None:
+            return
+        self._track(tls, True)
+        try:
+            head = bytearray(len(bulk.MAGIC))
+            bulk.recv_exactly_into(tls, memoryview(head))
+            if bytes(head) in (bulk.MAGIC, sidechannel.BULK_TOKEN_MAGIC):
+                if sidechannel.check_bulk(tls, bytes(head), self._creds, self._task, peer):
+                    bulk.serve_bulk(tls, self._offers, self._stopped.is_set)
+            else:
+                self._relay_tls(tls, bytes(head), peer)
+        finally:
+            self._track(tls, False)
+            tls.close()
+
+    def _inner(self, peer: str, verified: bool, target: str = "") -> socket.socket:
+        """A connected socket to the gRPC server (or `target`); with credentials, bound
+        to a name registered with `peer` so the server's guard knows who it carries."""
         inner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._track(inner, True)
+        if self._creds.enabled:
+            name = f"tw-relay-{secrets.token_hex(12)}"
+            inner.bind("\0" + name)
+            grpc_auth.register_relay(name, peer, verified)
+        inner.connect(target or self._grpc_socket)
+        return inner
+
+    def _release(self, inner: socket.socket) -> None:
+        self._track(inner, False)
+        name = inner.getsockname()
+        if isinstance(name, (str, bytes)) and name:
+            grpc_auth.unregister_relay(name[1:] if isinstance(name, str)
+                                       else name[1:].decode("latin-1"))
+        inner.close()
+
+    def _relay(self, conn: socket.socket, peer: str, target: str = "") -> None:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        inner = self._inner(peer, False, target)
         try:
-            inner.connect(self._grpc_socket)
             back = threading.Thread(target=_pump, args=(inner, conn), daemon=True,
                                     name=f"tw-port-{self.port}-relay")
             back.start()
             _pump(conn, inner)
             back.join()
         finally:
-            self._track(inner, False)
-            inner.close()
+            self._release(inner)
+
+    def _relay_tls(self, tls: Any, head: bytes, peer: str) -> None:
+        """Relays a verified TLS connection's HTTP/2 to the gRPC server, in one thread
+        (an SSL object must not be read and written by two threads at once)."""
+        inner = self._inner(peer, True)
+        try:
+            inner.sendall(head)
+            _pump_tls(tls, inner)
+        finally:
+            self._release(inner)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -183,6 +261,29 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
         pass  # either side went away; the other learns it from the shutdown below
     finally:
         _shutdown(dst, socket.SHUT_WR)
+
+
+def _pump_tls(tls: Any, inner: socket.socket) -> None:
+    """Both directions between a TLS socket and a plain one until either ends (HTTP/2
+    never half-closes; and SSLSocket.shutdown would drop its TLS state)."""
+    tls.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        while True:
+            ready = [tls] if tls.pending() else select.select([tls, inner], [], [])[0]
+            if tls in ready:
+                data = tls.recv(_SPLICE_BYTES)
+                if not data:
+                    return
+                inner.sendall(data)
+            if inner in ready:
+                data = inner.recv(_SPLICE_BYTES)
+                if not data:
+                    return
+                tls.sendall(data)
+    except OSError:
+        pass  # either side went away
+    finally:
+        _shutdown(inner)
 
 
 def _shutdown(sock: Any, how: int = socket.SHUT_RDWR) -> None:

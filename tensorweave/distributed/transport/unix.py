@@ -37,9 +37,12 @@ import threading
 from typing import Any, Callable, Sequence
 
 from tensorweave.distributed.protocol.methods import SERVICES
+from tensorweave.distributed.transport import credentials as creds_mod
+from tensorweave.distributed.transport import sidechannel
 from tensorweave.distributed.transport.base import Done, ServiceHost, Tensors
+from tensorweave.distributed.transport.credentials import Credentials
 from tensorweave.distributed.transport.framing import (
-    ERROR, PUSH, REPLY, REQUEST, STATS, Conn as _Conn, Runners as _Runners,
+    ERROR, HEAD, PUSH, REPLY, REQUEST, STATS, Conn as _Conn, Runners as _Runners,
     error_frame as _error_frame, tune as _tune)
 from tensorweave.framework import errors
 
@@ -76,12 +79,17 @@ def _own_names() -> set[str]:
 class UnixListener:
     """Serves a `ServiceHost`'s services on the abstract socket of `address`.
 
+    With `credentials`, each connection must pass sidechannel's handshake first
+    (any process of the host can reach an abstract socket).
+
     Raises:
         ValueError: when another process already serves that address.
     """
 
-    def __init__(self, address: str, host: ServiceHost) -> None:
+    def __init__(self, address: str, host: ServiceHost,
+                 credentials: Credentials = creds_mod.NONE, task: str = "") -> None:
         self.address, self._host = address, host
+        self._creds, self._task = credentials, task or address
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._sock.bind(socket_name(address))
@@ -105,16 +113,33 @@ class UnixListener:
             except OSError:
                 return
             _tune(sock)
-            conn = _Conn(sock)
-            with self._lock:
-                if self._stopped:
-                    conn.close()
-                    return
-                self._conns.add(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True,
+            if self._stopped:
+                sock.close()
+                return
+            threading.Thread(target=self._serve, args=(sock,), daemon=True,
                              name=f"tw-conn-{self.address}").start()
 
-    def _serve(self, conn: _Conn) -> None:
+    def _admit(self, sock: socket.socket) -> _Conn | None:
+        """The connection once its peer has proved itself (None: refused, closed)."""
+        try:
+            sock = sidechannel.unix_server_handshake(sock, self._creds, self._task)
+        except sidechannel.Refused as e:
+            if not e.args[1]:
+                _refuse_first_call(sock, self._creds, self._task)
+            sock.close()
+            return None
+        conn = _Conn(sock)
+        with self._lock:
+            if self._stopped:
+                conn.close()
+                return None
+            self._conns.add(conn)
+        return conn
+
+    def _serve(self, sock: socket.socket) -> None:
+        conn = self._admit(sock)
+        if conn is None:
+            return
         try:
             while True:
                 kind, sid, mid, ident, message, tensors = conn.read()
@@ -175,11 +200,29 @@ class UnixListener:
         self._runners.stop()
 
 
+def _refuse_first_call(sock: socket.socket, creds: Credentials, task: str) -> None:
+    """Answers a credential-less client's first call with UNAUTHENTICATED (its caller
+    learns what to set), instead of a connection that just breaks."""
+    try:
+        sock.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)
+        kind, _, _, ident, _ = HEAD.unpack(sidechannel._recv_exactly(sock, HEAD.size))
+        if kind == REQUEST:
+            need = "TLS" if creds.tls else "an auth token"
+            err = creds_mod.refused(errors.UNAUTHENTICATED, task, f"it requires {need}",
+                                    creds_mod.TLS_HINT if creds.tls else creds_mod.TOKEN_HINT)
+            sock.settimeout(None)
+            _Conn(sock).send(ERROR, 0, err.error_code, ident, err.message.encode(), [])
+    except (OSError, ValueError):
+        pass  # it went away; nothing to tell
+
+
 class _Link:
     """This process's one connection to the task at `address` (reconnects on demand)."""
 
-    def __init__(self, address: str, name: str) -> None:
+    def __init__(self, address: str, name: str,
+                 credentials: Credentials = creds_mod.NONE) -> None:
         self.address, self.name = address, name
+        self._creds = credentials
         self._lock = threading.Lock()
         self._conn: _Conn | None = None
         self._pending: dict[int, tuple[Done, Any]] = {}
@@ -199,10 +242,25 @@ class _Link:
                     f" on this host ({e.strerror or e}). Check that its server is running "
                     "(or set TENSORWEAVE_TRANSPORT=grpc).") from None
             _tune(sock)
+            if self._creds.enabled:
+                sock = self._handshake(sock)
             conn = self._conn = _Conn(sock)
         threading.Thread(target=self._read, args=(conn,), daemon=True,
                          name=f"tw-link-{self.address}").start()
         return conn
+
+    def _handshake(self, sock: socket.socket) -> socket.socket:
+        try:
+            return sidechannel.unix_client_handshake(sock, self._creds, self.address,
+                                                     self.name)
+        except OSError as e:
+            sock.close()
+            raise errors.UnavailableError(
+                None, None, f"Task {self.name} is unavailable: the connection to "
+                f"{self.address} broke during its handshake ({e}).") from None
+        except BaseException:
+            sock.close()
+            raise
 
     def send(self, kind: int, service: int, method: int, ident: int, message: bytes,
              tensors: Sequence[Any]) -> None:
@@ -348,17 +406,19 @@ class UnixTransport:
     name = "unix"
 
     def __init__(self) -> None:
-        self._links: dict[str, _Link] = {}
+        self._links: dict[tuple[str, Credentials], _Link] = {}
         self._lock = threading.Lock()
 
-    def connect(self, address: str, task: str, service: str) -> UnixPeer | None:
+    def connect(self, address: str, task: str, service: str,
+                credentials: Credentials | None = None) -> UnixPeer | None:
         if not sys.platform.startswith("linux") or not same_host(address):
             return None  # the abstract socket namespace is Linux's, and per host
-        key = socket_name(address)
+        creds = credentials or creds_mod.default()
+        key = (socket_name(address), creds)
         with self._lock:
             link = self._links.get(key)
             if link is None:
-                link = self._links[key] = _Link(address, task or address)
+                link = self._links[key] = _Link(address, task or address, creds)
             elif task and task != address:
                 link.name = task  # one address is one task: name it in errors
         return UnixPeer(link, service)

@@ -1,0 +1,165 @@
+"""Credentials on the gRPC path: channels, the servers' check, the refusal server.
+
+A task's port terminates TLS itself (shared_port.py, sidechannel.py) and relays
+the decrypted HTTP/2 to the task's gRPC server on a private abstract socket,
+from a socket bound to a name registered with the peer's real address. The
+server's `Guard` runs first in every handler: with TLS it accepts only calls
+that came through such a verified relay (a process of this host cannot skip
+TLS by dialling the private socket); with a token it compares the call's
+`AUTH_METADATA` digest in constant time. A client that speaks plain gRPC to a
+TLS task is relayed to a `RefusalServer` that answers every call with
+UNAUTHENTICATED, so it learns what to set instead of seeing a reset.
+
+Example:
+    >>> channel = secure_channel("ps0:2222", creds, GRPC_OPTIONS)  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import socket
+import threading
+from concurrent import futures
+from typing import Any
+
+import grpc
+
+from tensorweave.distributed.transport import sidechannel
+from tensorweave.distributed.transport.credentials import (
+    TLS_HINT, TOKEN_HINT, Credentials, refused)
+from tensorweave.framework import errors
+
+__all__ = ["AUTH_METADATA", "Guard", "RefusalServer", "call_metadata", "diagnose",
+           "register_relay", "secure_channel", "unregister_relay"]
+
+AUTH_METADATA = "tensorweave-auth"  # the token's digest, hex
+_relays: dict[str, tuple[str, bool]] = {}  # relay socket name -> (real peer, TLS-verified)
+_relays_lock = threading.Lock()
+
+
+def register_relay(name: str, peer: str, verified: bool) -> None:
+    """Records that the relay socket `name` carries `peer`'s connection."""
+    with _relays_lock:
+        _relays[name] = (peer, verified)
+
+
+def unregister_relay(name: str) -> None:
+    with _relays_lock:
+        _relays.pop(name, None)
+
+
+def _relay_of(context: grpc.ServicerContext) -> tuple[str, bool]:
+    name = context.peer().partition(":")[2]
+    with _relays_lock:
+        return _relays.get(name, (context.peer() or "an unknown peer", False))
+
+
+def secure_channel(address: str, creds: Credentials, options: list) -> grpc.Channel:
+    """A channel to `address` with this process's credentials (plain when none or token)."""
+    if not creds.tls:
+        return grpc.insecure_channel(address, options=options)
+    tls = grpc.ssl_channel_credentials(root_certificates=creds.ca, private_key=creds.key,
+                                       certificate_chain=creds.cert)
+    if creds.server_name:
+        options = [*options, ("grpc.ssl_target_name_override", creds.server_name)]
+    return grpc.secure_channel(address, tls, options=options)
+
+
+def call_metadata(creds: Credentials) -> tuple[tuple[str, str], ...] | None:
+    """What every call sends: the token's digest (None without a token)."""
+    return ((AUTH_METADATA, creds.digest.hex()),) if creds.token else None
+
+
+class Guard:
+    """Checks each call's credentials before its handler runs; aborts it otherwise.
+
+    Args:
+        creds: the serving task's credentials.
+        task: its name, in the refusal text and the log.
+    """
+
+    def __init__(self, creds: Credentials, task: str) -> None:
+        self._creds, self._task = creds, task
+
+    def __call__(self, context: grpc.ServicerContext) -> None:
+        creds = self._creds
+        if not creds.enabled:
+            return
+        peer, verified = _relay_of(context)
+        if creds.tls and not verified:
+            self._refuse(context, peer, grpc.StatusCode.UNAUTHENTICATED,
+                         "the call did not come through the task port's TLS", TLS_HINT)
+        if creds.token:
+            sent = dict(context.invocation_metadata()).get(AUTH_METADATA)
+            if sent is None:
+                self._refuse(context, peer, grpc.StatusCode.UNAUTHENTICATED,
+                             "it requires an auth token", TOKEN_HINT)
+            try:
+                digest = bytes.fromhex(str(sent))
+            except ValueError:
+                digest = b""
+            if not creds.token_matches(digest):
+                self._refuse(context, peer, grpc.StatusCode.PERMISSION_DENIED,
+                             "wrong auth token", TOKEN_HINT)
+
+    def _refuse(self, context: grpc.ServicerContext, peer: str, code: grpc.StatusCode,
+                reason: str, hint: str) -> None:
+        sidechannel.log_refused(self._task, peer, f"gRPC call: {reason}")
+        context.abort(code, refused(code.value[0], self._task, reason, hint).message)
+
+
+class _RefuseAll(grpc.GenericRpcHandler):
+    def __init__(self, task: str) -> None:
+        self._task = task
+
+    def service(self, handler_call_details: Any) -> grpc.RpcMethodHandler:
+        task = self._task
+
+        def refuse(request: Any, context: grpc.ServicerContext) -> bytes:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, refused(
+                errors.UNAUTHENTICATED, task, "it requires TLS", TLS_HINT).message)
+            return b""
+        return grpc.unary_unary_rpc_method_handler(refuse)
+
+
+class RefusalServer:
+    """A plain gRPC server on a private abstract socket that refuses every call.
+
+    Args:
+        socket_name: its abstract socket name (without the leading NUL).
+        task: the task named in the refusal.
+    """
+
+    def __init__(self, socket_name: str, task: str) -> None:
+        self._server = grpc.server(futures.ThreadPoolExecutor(2, f"tw-refuse-{task}"))
+        self._server.add_generic_rpc_handlers((_RefuseAll(task),))
+        if not self._server.add_insecure_port(f"unix-abstract:{socket_name}"):
+            raise ValueError(f"Cannot listen on the private socket {socket_name!r}.")
+        self._server.start()
+
+    def stop(self) -> None:
+        self._server.stop(None)
+
+
+def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpError | None:
+    """Why a TLS call to `who` at host:port failed, when the credentials are the cause
+    (a probe connection: TLS, then a bulk request for a token that does not exist)."""
+    try:
+        sock = socket.create_connection((host, port), timeout=sidechannel.HANDSHAKE_TIMEOUT_S)
+    except OSError:
+        return None  # nothing listens: the task is down, not refusing
+    try:
+        sock = sidechannel.open_bulk(sock, creds, host)
+        sock.sendall(bytes(16))
+        answer = sock.recv(8)
+    except sidechannel.ssl.SSLCertVerificationError as e:
+        return refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
+                       f"against this process's CA ({sidechannel._reason(e)})", TLS_HINT)
+    except sidechannel.ssl.SSLError as e:
+        return refused(errors.PERMISSION_DENIED, who, "it did not accept this process's "
+                       f"certificate ({sidechannel._reason(e)})", TLS_HINT)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    if not answer and creds.token:
+        return refused(errors.PERMISSION_DENIED, who, "wrong auth token", TOKEN_HINT)
+    return None
