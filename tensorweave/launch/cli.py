@@ -4,6 +4,7 @@ Example:
     $ tensorweave launch --ps 1 --workers 2 --pass-flags -- python examples/trainer.py
     $ tensorweave server --job ps --task 0 --cluster '{"ps": ["h0:2222"], "worker": ["h1:2222"]}'
     $ tensorweave manifest --ps 1 --workers 2 --image me/train:1 -- python /app/trainer.py
+    $ tensorweave launch --tls --pass-flags -- python examples/trainer.py   # mutual TLS
 """
 from __future__ import annotations
 
@@ -113,12 +114,24 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `tensorweave` command (COMMAND after '--' excluded)."""
     parser = argparse.ArgumentParser(
         prog="tensorweave", description="Run tensorweave (TF 1.x) programs as clusters.")
-    sub = parser.add_subparsers(dest="subcommand", metavar="{launch,server,manifest}")
+    sub = parser.add_subparsers(dest="subcommand",
+                                metavar="{launch,server,manifest,certs}")
     sub.required = True
     _launch_parser(sub)
     _server_parser(sub)
     _manifest_parser(sub)
+    _credential_flags(sub)
     return parser
+
+
+def _credential_flags(sub: argparse._SubParsersAction) -> None:
+    """Authentication and TLS (launch/credentials.py): flags and `tensorweave certs`."""
+    from tensorweave.launch import credentials
+
+    credentials.add_launch_flags(sub.choices["launch"])
+    credentials.add_server_flags(sub.choices["server"])
+    credentials.add_manifest_flags(sub.choices["manifest"])
+    credentials.add_certs_parser(sub)
 
 
 def _run_launch(args: argparse.Namespace, command: list[str]) -> int:
@@ -130,13 +143,16 @@ def _run_launch(args: argparse.Namespace, command: list[str]) -> int:
         logdir=args.logdir, timeout=args.timeout, ps_grace=args.ps_grace,
         kill_grace=args.kill_grace, keep_going=args.keep_going,
         progress_interval=args.progress_interval, progress=not args.no_progress)
-    return Launcher(command, options).run()
+    from tensorweave.launch.credentials import run_with_credentials
+    return run_with_credentials(args, options, Launcher(command, options).run)
 
 
 def _run_server(args: argparse.Namespace, command: list[str]) -> int:
     from tensorweave.launch.server_cli import configure_logging, resolve_task, serve
 
+    from tensorweave.launch.credentials import apply_server_flags
     configure_logging()
+    apply_server_flags(args)
     cluster, job, index = resolve_task(args.cluster, args.job, args.task)
     return serve(cluster, job, index, bind_all=args.bind_all,
                  exit_when_done=not args.keep_running, done_grace=args.done_grace)
@@ -161,7 +177,9 @@ def _run_manifest(args: argparse.Namespace, command: list[str]) -> int:
     if args.kind == "both":
         header += ("# Both designs follow: apply only ONE of them (the TFJob, or the Services "
                    "and Jobs), or the program runs twice.\n")
-    text = to_yaml(build_manifests(options), header)
+    from tensorweave.launch.credentials import mount_secrets
+    docs = mount_secrets(build_manifests(options), args.tls_secret, args.auth_secret)
+    text = to_yaml(docs, header)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)

@@ -12,32 +12,38 @@ plus "localhost", 127.0.0.1 and ::1, and the fixed name `CLUSTER_NAME`, which
 `TENSORWEAVE_TLS_SERVER_NAME` can select so one certificate fits every task.
 
 Example:
-    >>> creds = LocalCredentials(Topology.local(1, 2), tls=True, token=False)
-    >>> env = creds.env(creds.topology.tasks[0])
+    >>> creds = LocalCredentials(tls=True, token=False)
+    >>> env = creds.env(Task("ps", 0))
     >>> sorted(env)
     ['TENSORWEAVE_TLS_CA', 'TENSORWEAVE_TLS_CERT', 'TENSORWEAVE_TLS_KEY']
     >>> creds.close()
 """
 from __future__ import annotations
 
+import argparse
 import datetime
 import ipaddress
 import os
 import secrets
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterable
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from tensorweave.distributed.topology import Task, Topology
+from tensorweave.distributed.topology import Task
 from tensorweave.distributed.transport.credentials import (
-    CA_ENV, CERT_ENV, CLUSTER_NAME, KEY_ENV, TOKEN_FILE_ENV)
+    CA_ENV, CERT_ENV, CLUSTER_NAME, KEY_ENV, SERVER_NAME_ENV, TOKEN_FILE_ENV, Credentials)
 
-__all__ = ["CertificateAuthority", "LocalCredentials", "write_cluster_certificates"]
+__all__ = ["CertificateAuthority", "LocalCredentials", "add_certs_parser", "add_launch_flags",
+           "add_manifest_flags", "add_server_flags", "apply_server_flags",
+           "launch_credentials", "mount_secrets", "run_with_credentials",
+           "write_cluster_certificates"]
 
 _VALID_DAYS = 365
 _LOCAL_NAMES = ("localhost", "127.0.0.1", "::1", CLUSTER_NAME)
@@ -141,41 +147,162 @@ def write_cluster_certificates(directory: str, hosts: Iterable[str],
 
 
 class LocalCredentials:
-    """A throw-away CA and per-task certificates and/or a token for a local cluster.
+    """A throw-away CA with per-task certificates and/or a token, for a local cluster.
 
     Args:
-        topology: the cluster's tasks.
-        tls: make a CA and one certificate per task.
+        tls: make a CA, and a certificate for each task when `env` first asks.
         token: make a random shared token.
 
     The files live in a private temporary directory until `close()`.
     """
 
-    def __init__(self, topology: Topology, tls: bool, token: bool) -> None:
-        self.topology = topology
+    def __init__(self, tls: bool, token: bool) -> None:
         self.directory = tempfile.mkdtemp(prefix="tensorweave-credentials-")
+        self._ca = CertificateAuthority() if tls else None
+        self._ca_path = (_write(os.path.join(self.directory, "ca.crt"), self._ca.cert_pem)
+                         if self._ca else "")
+        self._token_path = (_write(os.path.join(self.directory, "token"),
+                                   secrets.token_hex(32).encode()) if token else "")
         self._env: dict[str, dict[str, str]] = {}
-        ca = CertificateAuthority() if tls else None
-        ca_path = _write(os.path.join(self.directory, "ca.crt"), ca.cert_pem) if ca else ""
-        token_path = (_write(os.path.join(self.directory, "token"),
-                             secrets.token_hex(32).encode()) if token else "")
-        for task in topology.tasks:
-            env: dict[str, str] = {}
-            if ca is not None:
-                address = topology.address(task) or ""
-                cert, key = ca.issue(task.name, [address.rpartition(":")[0]])
-                stem = os.path.join(self.directory, f"{task.job}-{task.index}")
-                env[CA_ENV] = ca_path
-                env[CERT_ENV] = _write(stem + ".crt", cert)
-                env[KEY_ENV] = _write(stem + ".key", key)
-            if token_path:
-                env[TOKEN_FILE_ENV] = token_path
-            self._env[task.name] = env
 
     def env(self, task: Task) -> dict[str, str]:
-        """The environment variables that give `task` its credentials."""
-        return dict(self._env[task.name])
+        """The environment variables that give `task` its credentials (its own
+        certificate, for its loopback address)."""
+        env = self._env.get(task.name)
+        if env is None:
+            env = {}
+            if self._ca is not None:
+                cert, key = self._ca.issue(f"/job:{task.job}/task:{task.index}", [])
+                stem = os.path.join(self.directory, f"{task.job}-{task.index}")
+                env = {CA_ENV: self._ca_path, CERT_ENV: _write(stem + ".crt", cert),
+                       KEY_ENV: _write(stem + ".key", key)}
+            if self._token_path:
+                env[TOKEN_FILE_ENV] = self._token_path
+            self._env[task.name] = env
+        return dict(env)
 
     def close(self) -> None:
         """Deletes the files."""
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+# ----- command-line flags and manifests (used by cli.py) ------------------------------
+
+TLS_MOUNT = "/etc/tensorweave/tls"
+AUTH_MOUNT = "/etc/tensorweave/auth"
+
+
+def add_server_flags(p: argparse.ArgumentParser) -> None:
+    """`tensorweave server`'s credential flags (each sets its environment variable)."""
+    p.add_argument("--tls-ca", metavar="PEM", help=f"cluster CA certificate ({CA_ENV})")
+    p.add_argument("--tls-cert", metavar="PEM", help=f"this task's certificate ({CERT_ENV})")
+    p.add_argument("--tls-key", metavar="PEM", help=f"this task's private key ({KEY_ENV})")
+    p.add_argument("--tls-server-name", metavar="NAME",
+                   help=f"check peers' certificates against NAME ({SERVER_NAME_ENV})")
+    p.add_argument("--auth-token-file", metavar="FILE",
+                   help=f"the cluster's shared token ({TOKEN_FILE_ENV})")
+
+
+def apply_server_flags(args: argparse.Namespace) -> None:
+    """Puts the flags' values into this process's environment (server and clients)."""
+    for flag, name in (("tls_ca", CA_ENV), ("tls_cert", CERT_ENV), ("tls_key", KEY_ENV),
+                       ("tls_server_name", SERVER_NAME_ENV),
+                       ("auth_token_file", TOKEN_FILE_ENV)):
+        value = getattr(args, flag, None)
+        if value:
+            os.environ[name] = value
+    Credentials.from_env()  # a missing or unreadable file: ValueError naming it, now
+
+
+def add_launch_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tls", action="store_true",
+                   help="mutual TLS on every connection: a throw-away CA and a certificate "
+                        "per task, deleted when the run ends")
+    p.add_argument("--auth-token", action="store_true",
+                   help="a throw-away shared token that every connection must present")
+
+
+def launch_credentials(args: argparse.Namespace) -> LocalCredentials | None:
+    """The credentials `launch --tls/--auth-token` asks for (None: none)."""
+    if not (args.tls or args.auth_token):
+        return None
+    return LocalCredentials(tls=args.tls, token=args.auth_token)
+
+
+def add_manifest_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tls-secret", metavar="NAME",
+                   help=f"Kubernetes Secret with ca.crt, tls.crt, tls.key (`tensorweave "
+                        f"certs`), mounted at {TLS_MOUNT} in every pod: mutual TLS")
+    p.add_argument("--auth-secret", metavar="NAME",
+                   help=f"Kubernetes Secret with a 'token' key, mounted at {AUTH_MOUNT}: "
+                        "shared-token authentication")
+
+
+def mount_secrets(docs: list[dict[str, Any]], tls_secret: str | None,
+                  auth_secret: str | None) -> list[dict[str, Any]]:
+    """Mounts the Secrets into every pod of `docs` (TFJob replicas, Jobs) and sets the
+    environment variables that point at them; returns `docs`.
+
+    Example:
+        >>> docs = mount_secrets(build_manifests(opts), "tw-tls", None)  # doctest: +SKIP
+    """
+    mounts: list[tuple[str, str, dict[str, str]]] = []
+    if tls_secret:
+        mounts.append((tls_secret, TLS_MOUNT, {
+            CA_ENV: f"{TLS_MOUNT}/ca.crt", CERT_ENV: f"{TLS_MOUNT}/tls.crt",
+            KEY_ENV: f"{TLS_MOUNT}/tls.key", SERVER_NAME_ENV: CLUSTER_NAME}))
+    if auth_secret:
+        mounts.append((auth_secret, AUTH_MOUNT, {TOKEN_FILE_ENV: f"{AUTH_MOUNT}/token"}))
+    for pod in _pod_specs(docs) if mounts else []:
+        for i, (secret, path, env) in enumerate(mounts):
+            volume = f"tensorweave-credentials-{i}"
+            pod.setdefault("volumes", []).append(
+                {"name": volume, "secret": {"secretName": secret, "defaultMode": 0o400}})
+            for container in pod["containers"]:
+                container.setdefault("volumeMounts", []).append(
+                    {"name": volume, "mountPath": path, "readOnly": True})
+                container.setdefault("env", []).extend(
+                    {"name": k, "value": v} for k, v in env.items())
+    return docs
+
+
+def _pod_specs(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    specs = []
+    for doc in docs:
+        if doc.get("kind") == "TFJob":
+            specs += [r["template"]["spec"] for r in doc["spec"]["tfReplicaSpecs"].values()]
+        elif doc.get("kind") == "Job":
+            specs.append(doc["spec"]["template"]["spec"])
+    return specs
+
+
+def add_certs_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "certs", help="write a cluster CA, a certificate and a token for a real cluster",
+        description="Write ca.crt, tls.crt, tls.key (one certificate every task uses, valid "
+                    f"for the given hosts and the name {CLUSTER_NAME!r}) and a random token "
+                    "into DIR, e.g. for: kubectl create secret generic NAME --from-file=DIR")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
+    p.add_argument("--host", action="append", default=[], metavar="HOST",
+                   help="a host name or address the tasks are reached at (repeatable)")
+    p.add_argument("--no-token", action="store_true", help="do not write a token file")
+    p.set_defaults(run=_run_certs, takes_command=False)
+
+
+def _run_certs(args: argparse.Namespace, command: list[str]) -> int:
+    files = write_cluster_certificates(args.out, args.host, token=not args.no_token)
+    print("tensorweave certs: wrote " + ", ".join(sorted(files.values())), file=sys.stderr)
+    return 0
+
+
+def run_with_credentials(args: argparse.Namespace, options: Any, run: Any) -> int:
+    """Runs `run()` with `launch --tls/--auth-token`'s credentials given to every task
+    (`options.task_env`), deleting them afterwards."""
+    creds = launch_credentials(args)
+    if creds is None:
+        return int(run())
+    options.task_env = creds.env
+    try:
+        return int(run())
+    finally:
+        creds.close()

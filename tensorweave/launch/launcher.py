@@ -33,7 +33,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Callable, TextIO
 
 from tensorweave.launch.process import TaskProcess, describe_exit, exit_code_of
 from tensorweave.launch.progress import (
@@ -70,6 +70,8 @@ class LaunchOptions:
     keep_going: bool = False
     tail_lines: int = 20
     progress: bool = True
+    # Extra environment per task: its credentials (launch/credentials.py, --tls).
+    task_env: Callable[[Task], dict[str, str]] | None = None
 
 
 class Launcher:
@@ -167,6 +169,8 @@ class Launcher:
                     # Python tasks would otherwise buffer their output into late bursts.
                     "PYTHONUNBUFFERED": "1",
                     PROGRESS_ENV: PROGRESS_PREFIX})
+        if self.options.task_env is not None:
+            env.update(self.options.task_env(task))
         return env
 
     # ----- supervising ---------------------------------------------------------------
