@@ -255,7 +255,7 @@ class BulkClient:
                 token, or the connection breaks; nothing was kept, so the
                 caller may refetch another way.
         """
-        key = (host, port, hello)
+        key = (host, port) if hello is None else (host, port, hello)
         sock = self._checkout(key, hello)
         conn_ok = False
         try:
