@@ -51,7 +51,33 @@ def _launch_parser(sub: argparse._SubParsersAction) -> None:
                    help="seconds between progress lines when stderr is not a terminal "
                         "(default 5)")
     p.add_argument("--no-progress", action="store_true", help="do not show the progress line")
+    _restart_arguments(p)
     p.set_defaults(run=_run_launch, takes_command=True)
+
+
+def _restart_spec(value: str) -> dict[str, str]:
+    from tensorweave.launch.restart import parse_restart
+
+    try:
+        return parse_restart(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+
+
+def _restart_arguments(p: argparse.ArgumentParser) -> None:
+    """--restart and friends (launch/restart.py has the semantics)."""
+    p.add_argument("--restart", type=_restart_spec, default={}, metavar="POLICY",
+                   help="restart tasks that end while the job runs: never (default), "
+                        "on-failure, always, or per role, e.g. ps=always,worker=on-failure; "
+                        "a restarted ps comes back on its port, the chief restores the last "
+                        "checkpoint")
+    p.add_argument("--max-restarts", type=int, default=3, metavar="N",
+                   help="restarts allowed per task (default 3); then the job fails")
+    p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECS",
+                   help="wait before a task's first restart, doubled for each next one "
+                        "(default 1)")
+    p.add_argument("--restart-backoff-max", type=float, default=30.0, metavar="SECS",
+                   help="the longest wait between restarts (default 30)")
 
 
 def _server_parser(sub: argparse._SubParsersAction) -> None:
@@ -136,13 +162,17 @@ def _credential_flags(sub: argparse._SubParsersAction) -> None:
 
 def _run_launch(args: argparse.Namespace, command: list[str]) -> int:
     from tensorweave.launch.launcher import Launcher, LaunchOptions
+    from tensorweave.launch.restart import RestartPolicy
 
     options = LaunchOptions(
         ps=args.ps, workers=args.workers, chief=args.chief, evaluator=args.evaluator,
         pass_flags=args.pass_flags,
         logdir=args.logdir, timeout=args.timeout, ps_grace=args.ps_grace,
         kill_grace=args.kill_grace, keep_going=args.keep_going,
-        progress_interval=args.progress_interval, progress=not args.no_progress)
+        progress_interval=args.progress_interval, progress=not args.no_progress,
+        restart=RestartPolicy(args.restart, max_restarts=args.max_restarts,
+                              backoff=args.restart_backoff,
+                              backoff_max=args.restart_backoff_max))
     from tensorweave.launch.credentials import run_with_credentials
     return run_with_credentials(args, options, Launcher(command, options).run)
 

@@ -32,7 +32,7 @@ import queue
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
 from tensorweave.launch.process import TaskProcess, describe_exit, exit_code_of
@@ -42,6 +42,7 @@ from tensorweave.launch.progress import (
     ProgressDisplay,
     ProgressTracker,
 )
+from tensorweave.launch.restart import PendingRestart, RestartBook, RestartPolicy
 from tensorweave.distributed.topology import Task, Topology
 
 __all__ = ["LaunchOptions", "Launcher"]
@@ -72,6 +73,7 @@ class LaunchOptions:
     progress: bool = True
     # Extra environment per task: its credentials (launch/credentials.py, --tls).
     task_env: Callable[[Task], dict[str, str]] | None = None
+    restart: RestartPolicy = field(default_factory=RestartPolicy)  # see launch/restart.py
 
 
 class Launcher:
@@ -104,6 +106,8 @@ class Launcher:
                              "evaluator task (it learns its role from TF_CONFIG). Drop one.")
         self.topology = Topology.local(options.ps, options.workers, chief=options.chief,
                                        evaluator=options.evaluator)
+        options.restart.check_roles({t.job for t in self.topology.tasks})
+        self.restarts = RestartBook(options.restart)
         self.tasks: list[TaskProcess] = []
         self.tracker = ProgressTracker()
         self.display = ProgressDisplay(self.tracker, self.err, options.progress_interval)
@@ -144,24 +148,32 @@ class Launcher:
             f"{t.name} at {self.topology.address(t) or '(no server)'}"
             for t in self.topology.tasks))
         for task in self.topology.tasks:
-            log = None
-            if self.options.logdir:
-                # The TaskProcess owns and closes it when its output ends.
-                path = os.path.join(self.options.logdir, f"{task.job}-{task.index}.log")
-                log = open(path, "wb")  # noqa: SIM115
-            tp = TaskProcess(task, self.options.tail_lines, log)
-            argv = self.command + (self.topology.seed_flags(task) if self.options.pass_flags
-                                   else [])
             try:
-                tp.start(argv, self._env(task), self._events)
+                self.tasks.append(self._start_task(task))
             except OSError as e:
-                if log is not None:
-                    log.close()
-                self._say(f"cannot start {task.name}: {argv[0]!r}: {e.strerror or e}. Check "
-                          "that COMMAND (after '--') is a program on PATH or a path to one.")
+                self._say(f"cannot start {task.name}: {self.command[0]!r}: {e.strerror or e}. "
+                          "Check that COMMAND (after '--') is a program on PATH or a path to "
+                          "one.")
                 return EXIT_NOT_FOUND
-            self.tasks.append(tp)
         return None
+
+    def _start_task(self, task: Task, append: bool = False) -> TaskProcess:
+        """Starts one task's process; OSError when COMMAND cannot be run."""
+        log = None
+        if self.options.logdir:
+            # The TaskProcess owns and closes it when its output ends; a restart appends.
+            path = os.path.join(self.options.logdir, f"{task.job}-{task.index}.log")
+            log = open(path, "ab" if append else "wb")  # noqa: SIM115
+        tp = TaskProcess(task, self.options.tail_lines, log)
+        argv = self.command + (self.topology.seed_flags(task) if self.options.pass_flags
+                               else [])
+        try:
+            tp.start(argv, self._env(task), self._events)
+        except OSError:
+            if log is not None:
+                log.close()
+            raise
+        return tp
 
     def _env(self, task: Task) -> dict[str, str]:
         env = dict(os.environ)
@@ -201,11 +213,16 @@ class Launcher:
             self._reap()
             if self._first_failure is not None and not self.options.keep_going:
                 return self._fail_fast()
+            for pending in self.restarts.due(time.monotonic()):
+                self._restart(pending)
             training = [tp for tp in self.tasks if tp.task.is_training]
-            if any(tp.running for tp in training):
+            if any(tp.running for tp in training) or self.restarts.waiting(
+                    {tp.task.name for tp in training}):
                 self._set_status(training)
                 continue
             training_done_at = training_done_at or time.monotonic()
+            for pending in self.restarts.cancel():
+                self._say(f"{pending.name} not restarted: the job has ended")
             serving = [tp for tp in self.tasks if tp.running]
             if not serving:
                 return self._finished()
@@ -223,6 +240,8 @@ class Launcher:
         for tp in sorted(ended, key=lambda tp: not tp.task.is_training):
             tp.finish_reading()
             self._pump(0)  # print what it wrote before the report about it
+            if self._schedule_restart(tp):
+                continue
             decided = self._decided() and tp not in self._deciding()
             if tp.returncode == 0:
                 self._fates[tp.task.name] = "exited by itself (exit code 0)"
@@ -241,6 +260,46 @@ class Launcher:
             self._training_failed = self._training_failed or tp.task.is_training
             if tp in self._deciding() and self._deciding_failure is None:
                 self._deciding_failure = code
+
+    def _schedule_restart(self, tp: TaskProcess) -> bool:
+        """Asks the restart policy about a task that ended while the job runs; True when
+        a restart is scheduled (the exit is then reported, not judged)."""
+        if self._decided() or tp.stopped_by_launcher or tp.returncode is None:
+            return False
+        message = self.restarts.on_exit(tp.task.name, tp.task.job, tp.returncode,
+                                        time.monotonic())
+        if message is None:
+            return False
+        scheduled = tp.task.name in self.restarts.pending
+        if scheduled and tp.returncode != 0:
+            self._report_failure(tp)
+        self._say(message)
+        return scheduled
+
+    def _restart(self, pending: PendingRestart) -> None:
+        """Starts a task again once its back-off has passed: same command, TF_CONFIG
+        and port; its log (with --logdir) continues."""
+        i, old = next((i, tp) for i, tp in enumerate(self.tasks)
+                      if tp.task.name == pending.name)
+        ending = pending.clean and any(tp.returncode == 0 for tp in self.tasks
+                                       if tp.task.is_training and tp is not old)
+        if self._decided() or ending:
+            self._say(f"{pending.name} not restarted: the job has ended")
+            return
+        old.signal_group(signal.SIGKILL)  # its leftovers could hold the task's port
+        try:
+            self.tasks[i] = self._start_task(old.task, append=True)
+        except OSError as e:
+            self._say(f"cannot restart {pending.name}: {e.strerror or e}")
+            self._first_failure = self._first_failure or EXIT_NOT_FOUND
+            return
+        self.restarts.started(pending)
+        if old.task.job == "ps":
+            self.tracker.reset()  # the global step goes back to the last checkpoint's
+        proc = self.tasks[i].proc
+        pid = proc.pid if proc is not None else "?"
+        self._say(f"restarted {pending.name} (pid {pid}; it had ended: {pending.reason}), "
+                  f"restart {pending.number} of {self.options.restart.max_restarts}")
 
     def _fail_fast(self) -> int:
         failure = self._first_failure
@@ -302,7 +361,9 @@ class Launcher:
 
     def _set_status(self, training: list[TaskProcess]) -> None:
         running = sum(tp.running for tp in training)
-        self.display.status = f"{running}/{len(training)} workers running"
+        restarts = self.restarts.summary()
+        self.display.status = (f"{running}/{len(training)} workers running"
+                               + (f", {restarts}" if restarts else ""))
 
     # ----- output -----------------------------------------------------------------
 

@@ -111,6 +111,12 @@ class ProgressTracker:
                 self._history.popleft()
         return True
 
+    def reset(self) -> None:
+        """Forgets the step (and rate) shown: after a ps restart the global step goes
+        back to the last checkpoint's, which `update` would otherwise ignore."""
+        self.global_step = None
+        self._history.clear()
+
     @property
     def steps_per_sec(self) -> float | None:
         """Global steps per second over the recent window; None before two reports."""
