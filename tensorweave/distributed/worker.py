@@ -20,6 +20,7 @@ from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import errors
 from tensorweave.framework.graph import Graph
 from tensorweave.runtime.executor import Executor, FunctionLibrary
+from tensorweave.runtime.malloc_tuning import keep_step_memory
 from tensorweave.runtime.rendezvous import LocalRendezvous, StepRendezvous
 from tensorweave.runtime.resource_mgr import DeviceContext
 from tensorweave.runtime.step import StepState
@@ -43,12 +44,16 @@ class WorkerService:
         task: this task's name, "/job:<job>/replica:0/task:<index>".
         peer: `peer(task_name)` returns the Peer (transport/base.py) of another
             task's worker; Sends to that task push through it.
+        file_policy: the directories this task's file ops may touch
+            (`framework/file_access.py`); None: unconfined unless TENSORWEAVE_ALLOW_DIRS.
     """
 
-    def __init__(self, task: str, peer: Callable[[str], Any] | None = None) -> None:
+    def __init__(self, task: str, peer: Callable[[str], Any] | None = None,
+                 file_policy: Any = None) -> None:
         self.task = task
+        keep_step_memory()  # a task runs the same steps again and again: keep their memory
         self.device_name = task + "/device:CPU:0"
-        self.device = DeviceContext(self.device_name)
+        self.device = DeviceContext(self.device_name, file_policy=file_policy)
         self.rendezvous = LocalRendezvous()
         self.peer = peer
         self.incarnation = random.getrandbits(63)
@@ -94,7 +99,8 @@ class WorkerService:
         with self._lock:
             lib = self._libraries.get(key)
             if lib is None:
-                device = DeviceContext(self.device_name) if isolate else self.device
+                device = DeviceContext(self.device_name, file_policy=self.device.file_policy
+                                       ) if isolate else self.device
                 lib = self._libraries[key] = FunctionLibrary(device)
             return lib
 
