@@ -1,0 +1,163 @@
+"""The side channels refuse unauthenticated connections (issue 12): the task port's
+big-tensor pulls and the same-host (unix) sockets, spoken to byte by byte against
+a live server with credentials, which logs each refused peer and keeps serving.
+Beyond TF 1.x, which authenticates nothing.
+"""
+import logging
+import socket
+import struct
+
+import pytest
+
+from tensorweave.distributed.server import Server
+from tensorweave.distributed.transport import bulk, sidechannel
+from tensorweave.distributed.transport import credentials as C
+from tensorweave.distributed.transport.framing import ERROR, HEAD, REQUEST
+from tensorweave.distributed.transport.unix import socket_name
+from tensorweave.framework import errors
+from tensorweave.launch.credentials import write_cluster_certificates
+from tensorweave.testing.cluster import cluster_dict
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return write_cluster_certificates(str(tmp_path_factory.mktemp("creds")), ["localhost"])
+
+
+@pytest.fixture(params=["token", "tls"])
+def served(request, files):
+    """(credentials, address, task) of a started one-task server with credentials."""
+    tls = request.param == "tls"
+    creds = C.Credentials.from_files(
+        ca=files["ca.crt"] if tls else None, cert=files["tls.crt"] if tls else None,
+        key=files["tls.key"] if tls else None, token_file=files["token"])
+    spec = cluster_dict(0, 1)
+    server = Server(spec, "worker", 0, credentials=creds, exit_when_done=False)
+    try:
+        yield creds, spec["worker"][0], server.task
+    finally:
+        server.stop()
+
+
+def _port(address):
+    return int(address.rsplit(":", 1)[1])
+
+
+def _closed_without_answer(sock, timeout=15.0):
+    """Whether the server hung up without sending a byte."""
+    sock.settimeout(timeout)
+    try:
+        return sock.recv(64) == b""
+    except ConnectionResetError:
+        return True
+
+
+def _ends(sock, timeout=15.0):
+    """Whether the server ends the connection (a TLS alert or nothing before)."""
+    sock.settimeout(timeout)
+    got = b""
+    try:
+        while chunk := sock.recv(64):
+            got += chunk
+            assert len(got) < 256, got  # an alert at most, never a protocol answer
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def _bulk_pull_answer(creds, address, hello):
+    """The server's answer to a pull of an unknown token after `hello(sock)`."""
+    sock = socket.create_connection(("127.0.0.1", _port(address)), timeout=15)
+    try:
+        sock = hello(sock)
+        sock.sendall(bytes(bulk.TOKEN_BYTES))
+        return sock.recv(8)
+    except ConnectionResetError:
+        return b""  # closed on us, our bytes unread
+    finally:
+        sock.close()
+
+
+def test_bulk_pull_without_credentials_is_closed(served, caplog):
+    creds, address, task = served
+    caplog.set_level(logging.WARNING, "tensorweave.security")
+    with socket.create_connection(("127.0.0.1", _port(address)), timeout=15) as sock:
+        sock.sendall(bulk.MAGIC + bytes(bulk.TOKEN_BYTES))  # the plain protocol, no proof
+        assert _closed_without_answer(sock)
+    assert any("refused connection from 127.0.0.1" in r.getMessage() and task in
+               r.getMessage() for r in caplog.records), caplog.text
+    # The port still serves pulls that prove themselves: -1 is "unknown token".
+    answer = _bulk_pull_answer(creds, address, lambda s: sidechannel.open_bulk(
+        s, creds, "localhost"))
+    assert struct.unpack("<q", answer) == (-1,)
+
+
+def test_bulk_pull_with_wrong_token_is_closed(served):
+    creds, address, _ = served
+    wrong = C.Credentials(ca=creds.ca, cert=creds.cert, key=creds.key, token=b"guess")
+    assert _bulk_pull_answer(creds, address, lambda s: sidechannel.open_bulk(
+        s, wrong, "localhost")) == b""
+
+
+def test_unix_hello_without_credentials_is_refused(served):
+    creds, address, _ = served
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(15)
+        sock.connect(socket_name(address))
+        sock.sendall(sidechannel.UNIX_HELLO + bytes([0]))  # "I have nothing"
+        answer = sock.recv(1)
+        assert answer and answer[0] & sidechannel.FLAG_REFUSED
+        assert bool(answer[0] & sidechannel.FLAG_TLS) == creds.tls
+
+
+def test_unix_frame_without_hello_gets_unauthenticated(served):
+    """A client that knows nothing of credentials gets its call answered with
+    UNAUTHENTICATED (naming the task and what to set), then the connection closes."""
+    creds, address, task = served
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(15)
+        sock.connect(socket_name(address))
+        sock.sendall(HEAD.pack(REQUEST, 0, 0, 77, 0))  # a call with an empty message
+        head = sock.recv(HEAD.size, socket.MSG_WAITALL)
+        kind, _, code, ident, n = HEAD.unpack(head)
+        assert (kind, code, ident) == (ERROR, errors.UNAUTHENTICATED, 77)
+        body = sock.recv(n, socket.MSG_WAITALL)
+        assert task.encode() in body
+        assert (C.CA_ENV if creds.tls else C.TOKEN_FILE_ENV).encode() in body
+        assert _closed_without_answer(sock)
+
+
+def test_unix_wrong_token_is_permission_denied_and_right_one_passes(served):
+    creds, address, task = served
+    wrong = C.Credentials(ca=creds.ca, cert=creds.cert, key=creds.key, token=b"guess")
+    for who, expect in ((wrong, errors.PermissionDeniedError), (creds, None)):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(socket_name(address))
+        try:
+            if expect is None:
+                sock = sidechannel.unix_client_handshake(sock, who, address, task)
+                assert sock.gettimeout() is None  # ready for frames
+            else:
+                with pytest.raises(expect, match="wrong auth token"):
+                    sidechannel.unix_client_handshake(sock, who, address, task)
+        finally:
+            sock.close()
+
+
+def test_tls_port_refuses_plain_bytes_and_bad_handshakes(files):
+    """With TLS, anything but a TLS handshake signed by the CA is dropped (logged), and
+    the port goes on serving."""
+    creds = C.Credentials.from_files(files["ca.crt"], files["tls.crt"], files["tls.key"])
+    spec = cluster_dict(0, 1)
+    server = Server(spec, "worker", 0, credentials=creds, exit_when_done=False)
+    address = spec["worker"][0]
+    try:
+        for garbage in (b"hello there, anyone home?", b"\x16\x03\x01\x00\x05hello"):
+            with socket.create_connection(("127.0.0.1", _port(address)), timeout=15) as s:
+                s.sendall(garbage)
+                assert _ends(s)
+        answer = _bulk_pull_answer(creds, address, lambda s: sidechannel.open_bulk(
+            s, creds, "localhost"))
+        assert struct.unpack("<q", answer) == (-1,)
+    finally:
+        server.stop()
