@@ -8,6 +8,9 @@ The worker's transport counters give the transfer time (encoding and sending
 its frames, and reading frames once their head arrived; the reading runs on
 the connection's thread while the step waits). Waiting is the rest: the ps's
 share of the step (its Adagrad update), thread wake-ups and hand-offs.
+The cpu columns are CPU ms per step of each process (the local run, the worker
+with its in-process client and master, the ps): unlike wall time, a busy shared
+machine barely moves them.
 
     .venv/bin/python -m bench.step_breakdown [--steps 300]
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -51,16 +55,31 @@ def _build(tf: Any, kind: str, size: int, device_fn: Any) -> tuple[Any, Any, Any
     return train, gs, loss, feed
 
 
-def _time_steps(sess: Any, fetches: list, feed: dict, steps: int) -> float:
+def _time_steps(sess: Any, fetches: list, feed: dict, steps: int,
+                ps_pid: int | None = None) -> dict[str, float]:
+    """Wall ms per step, and CPU ms per step of this process and of the ps process
+    (CPU time is what a shared, noisy machine does not blur)."""
     for _ in range(20):
         sess.run(fetches, feed)
+    ps0 = _cpu_s(ps_pid) if ps_pid else 0.0
+    cpu0 = time.process_time()
     start = time.perf_counter()
     for _ in range(steps):
         sess.run(fetches, feed)
-    return (time.perf_counter() - start) / steps * 1000
+    wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu0
+    ps = (_cpu_s(ps_pid) - ps0) if ps_pid else 0.0
+    return {"ms": wall / steps * 1000, "cpu_ms": cpu / steps * 1000,
+            "ps_cpu_ms": ps / steps * 1000}
 
 
-def local_ms(kind: str, size: int, steps: int) -> float:
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (Linux /proc)."""
+    fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def local_ms(kind: str, size: int, steps: int) -> dict[str, float]:
     import tensorweave as tf
     tf.reset_default_graph()
     train, gs, loss, feed = _build(tf, kind, size, None)
@@ -88,7 +107,7 @@ def distributed_ms(kind: str, size: int, steps: int) -> dict[str, float]:
             for _ in range(20):
                 sess.run([train, gs, loss], feed)
             before = dict(unix.STATS)
-            ms = _time_steps(sess, [train, gs, loss], feed, steps)
+            timed = _time_steps(sess, [train, gs, loss], feed, steps, ps.pid)
             after = dict(unix.STATS)
         server.stop()
     finally:
@@ -96,7 +115,7 @@ def distributed_ms(kind: str, size: int, steps: int) -> dict[str, float]:
         ps.wait()
     n = steps + 20  # _time_steps warms up 20 more steps inside the counted window
     per = {k: (after[k] - before[k]) / n for k in after}
-    return {"ms": ms, "transfer_ms": (per["send_s"] + per["recv_s"]) * 1000,
+    return {**timed, "transfer_ms": (per["send_s"] + per["recv_s"]) * 1000,
             "frames": per["frames_out"] + per["frames_in"],
             "kbytes": (per["bytes_out"] + per["bytes_in"]) / 1024}
 
@@ -108,20 +127,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     # The worker's server caps BLAS threads (2 tasks share the machine); the local run
     # gets the same cap, so "compute" is the same arithmetic on the same threads.
-    import os
     from tensorweave.distributed.blas_threads import set_blas_threads
     set_blas_threads(max(1, (os.cpu_count() or 1) // 2))
     print(f"{'model':10s} {'local':>8s} {'1ps+1w':>8s} {'compute':>8s} {'transfer':>9s} "
-          f"{'waiting':>8s} {'frames':>7s} {'KiB/step':>9s}   (ms per step)")
+          f"{'waiting':>8s} {'frames':>7s} {'KiB/step':>9s} {'cpu:local':>10s} "
+          f"{'worker':>7s} {'ps':>6s}   (ms per step)")
     results = {}
     for name in args.models.split(","):
         kind, size = MODELS[name]
         loc = local_ms(kind, size, args.steps)
         dist = distributed_ms(kind, size, args.steps)
-        wait = max(dist["ms"] - loc - dist["transfer_ms"], 0.0)
-        results[name] = dict(dist, local_ms=loc, waiting_ms=wait)
-        print(f"{name:10s} {loc:8.2f} {dist['ms']:8.2f} {loc:8.2f} {dist['transfer_ms']:9.2f} "
-              f"{wait:8.2f} {dist['frames']:7.1f} {dist['kbytes']:9.0f}", flush=True)
+        wait = max(dist["ms"] - loc["ms"] - dist["transfer_ms"], 0.0)
+        results[name] = dict(dist, local_ms=loc["ms"], local_cpu_ms=loc["cpu_ms"],
+                             waiting_ms=wait)
+        print(f"{name:10s} {loc['ms']:8.2f} {dist['ms']:8.2f} {loc['ms']:8.2f} "
+              f"{dist['transfer_ms']:9.2f} {wait:8.2f} {dist['frames']:7.1f} "
+              f"{dist['kbytes']:9.0f} {loc['cpu_ms']:10.2f} {dist['cpu_ms']:7.2f} "
+              f"{dist['ps_cpu_ms']:6.2f}", flush=True)
     return results
 
 
