@@ -5,7 +5,8 @@ Two strategies share one node table:
   function (one line per op), so a step costs one call per kernel;
 - dataflow: plans with async kernels (queues, Recv) run ready ops as their
   inputs arrive and park async ops on callbacks, so a blocked dequeue never
-  stops an independent enqueue of the same step.
+  stops an independent enqueue of the same step. Untraced steps run it at the
+  grain of compiled blocks (blocks.py); traced steps node by node, stamping each.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any, Callable
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import ASYNC, CONTEXT
 from tensorweave.framework.tensor import Operation, Tensor
+from tensorweave.runtime.blocks import BlockPlan
 from tensorweave.runtime.plan import prune
 from tensorweave.runtime.resource_mgr import DeviceContext
 from tensorweave.runtime.step import StepState
@@ -247,8 +249,10 @@ class Executor:
         A traced step (`step.stats` set) runs the node table through the dataflow
         loop, which stamps each node; the compiled plan stays untouched and free.
         """
-        if self.is_async or step.stats is not None:
+        if step.stats is not None:
             return self._run_dataflow(feed_values, step, step.stats)
+        if self.is_async:
+            return self._run_blocks(feed_values, step)
         try:
             return self._fn(step, feed_values)
         except BaseException as e:  # noqa: BLE001 - mapped to the failing node below
@@ -267,6 +271,17 @@ class Executor:
         return None
 
     # ---- dataflow strategy -------------------------------------------------------
+    def _run_blocks(self, feeds: list[Any], step: StepState) -> list[Any]:
+        plan = getattr(self, "_blocks", None)
+        if plan is None:
+            if not hasattr(self, "_succ"):
+                self._build_dataflow_tables()
+            ns = {"_deref": _deref, "_borrow": _borrow}
+            plan = BlockPlan(self._nodes, self._preds, ns, node_error, self._wait)
+            self._fetch_fn = plan.fetch_code([self._fetch_source(t) for t in self.fetches], ns)
+            self._blocks = plan
+        return self._fetch_fn(feeds, plan.run(feeds, step))
+
     def _run_dataflow(self, feeds: list[Any], step: StepState, stats: Any = None
                       ) -> list[Any]:
         nodes = self._nodes
@@ -352,10 +367,12 @@ class Executor:
         index = {id(op): i for i, op in enumerate(self.ops)}
         self._succ: list[list[int]] = [[] for _ in self.ops]
         self._indeg: list[int] = []
+        self._preds: list[set[int]] = []
         fed = set(self.feeds)
         for i, op in enumerate(self.ops):
             preds = {index[id(t.op)] for t in op._inputs if t not in fed and id(t.op) in index}
             preds |= {index[id(c)] for c in op._control_inputs if id(c) in index}
+            self._preds.append(preds)
             self._indeg.append(len(preds))
             for p in preds:
                 self._succ[p].append(i)

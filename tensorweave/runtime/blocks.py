@@ -1,0 +1,241 @@
+"""Compiled blocks: the dataflow strategy at the grain of "what a wait unblocks".
+
+A plan with async kernels (Recv, queue ops) cannot be one straight-line
+function, because a node must not wait on a Recv while an independent Send of
+the same step could still run. But most of its nodes are ordinary kernels, and
+running each through a scheduler loop cost ~3 us a node (a partition of a
+20-layer model has ~270 nodes a step).
+
+So nodes are grouped by their *signature*: the set of async nodes they
+depend on, directly or not. Every node of one signature becomes runnable at
+the same moment, when the last async node of its signature completes (and
+the blocks of smaller signatures, which it may read from, are already done):
+so a block is compiled like a straight-line plan, one Python line per kernel,
+and the scheduler runs blocks, not nodes. A block ends by dispatching the
+async nodes whose inputs it computed; their completions unblock the next
+blocks. Ready blocks run in the order they become ready, exactly as their
+nodes would have, so what may run concurrently still does.
+
+An async kernel that completes while it is being dispatched (a Recv whose
+tensor already arrived) is consumed at once, without the completion queue.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import queue
+import threading
+from typing import Any, Callable
+
+from tensorweave.framework.op_def import ASYNC, CONTEXT
+from tensorweave.framework.tensor import Operation
+
+_block_ids = itertools.count()
+
+
+class _Block:
+    __slots__ = ("fn", "lines", "succ", "indeg")
+
+    def __init__(self) -> None:
+        self.fn: Callable[..., None] | None = None
+        self.lines: dict[int, Operation] = {}
+        self.succ: list[int] = []  # blocks fed by this one
+        self.indeg = 0             # distinct blocks and async nodes feeding this one
+
+
+class BlockPlan:
+    """A dataflow plan compiled into blocks; build once, `run` many times.
+
+    Args:
+        nodes: the executor's node table (`op`, `fn`, `kind`, `args`, `n_out`),
+            in topological order.
+        deps: for each node, the indices of the nodes it depends on (data and
+            control), feeds excluded.
+        expr_ns: names the generated code may use (`_deref`, `_borrow`).
+        node_error: maps (op, exception) to the tf.errors exception to raise.
+        wait: `wait(done_q, step)` blocks for the next async completion,
+            honouring the step's deadline and cancellation.
+    """
+
+    def __init__(self, nodes: list[Any], deps: list[set[int]], expr_ns: dict[str, Any],
+                 node_error: Callable[[Operation, BaseException], BaseException],
+                 wait: Callable[[queue.SimpleQueue, Any], tuple[int, Any]]) -> None:
+        self._nodes = nodes
+        self._node_error = node_error
+        self._wait = wait
+        self._slot = list(itertools.accumulate((n.n_out for n in nodes), initial=0))
+        self.n_slots = self._slot[-1]
+        block_of = self._group(nodes, deps)
+        self.blocks = [_Block() for _ in range(max(block_of, default=-1) + 1)]
+        members: list[list[int]] = [[] for _ in self.blocks]
+        for i, b in enumerate(block_of):
+            members[b].append(i)
+        # Async node -> blocks consuming its outputs (a completion decrements them).
+        self._async_succ: dict[int, list[int]] = {i: [] for i, n in enumerate(nodes)
+                                                  if n.kind == ASYNC}
+        for b, idx in enumerate(members):
+            feeders: set[tuple[str, int]] = set()
+            for i in idx:
+                for d in deps[i]:
+                    if nodes[d].kind == ASYNC:
+                        feeders.add(("a", d))
+                    elif block_of[d] != b:
+                        feeders.add(("b", block_of[d]))
+            for kind, j in feeders:
+                (self._async_succ[j] if kind == "a" else self.blocks[j].succ).append(b)
+            self.blocks[b].indeg = len(feeders)
+            self._compile(b, idx, expr_ns)
+        self.roots = [b for b, blk in enumerate(self.blocks) if blk.indeg == 0]
+
+    @staticmethod
+    def _group(nodes: list[Any], deps: list[set[int]]) -> list[int]:
+        """Each node's block: one block per distinct signature, numbered in order of
+        first appearance (so block order is a topological order too)."""
+        sigs: list[frozenset[int]] = []
+        ids: dict[frozenset[int], int] = {}
+        out = []
+        for i in range(len(nodes)):
+            sig: frozenset[int] = frozenset()
+            for d in deps[i]:
+                sig |= sigs[d]
+                if nodes[d].kind == ASYNC:
+                    sig |= {d}
+            sigs.append(sig)
+            out.append(ids.setdefault(sig, len(ids)))
+        return out
+
+    def _val(self, src: tuple[Any, ...]) -> str:
+        if src[0] == "list":
+            return "[" + ", ".join(self._val(s) for s in src[1]) + "]"
+        if src[0] == "feed":
+            expr, mode = f"f[{src[1]}]", src[2]
+        else:
+            expr, mode = f"s[{self._slot[src[1]] + src[2]}]", src[3]
+        if not mode:
+            return expr
+        return f"_borrow({expr})" if mode == "borrow" else f"_deref({expr})"
+
+    def _compile(self, b: int, idx: list[int], expr_ns: dict[str, Any]) -> None:
+        lines = ["def _block(step, f, s, run):"]
+        ns: dict[str, Any] = dict(expr_ns)
+        block = self.blocks[b]
+        for i in idx:
+            node = self._nodes[i]
+            ns[f"k{i}"] = node.fn
+            args = ", ".join(self._val(a) for a in node.args)
+            if node.kind == ASYNC:
+                call = f"k{i}(step, run.callback({i}){', ' if args else ''}{args})"
+            elif node.kind == CONTEXT:
+                call = f"k{i}(step{', ' if args else ''}{args})"
+            else:
+                call = f"k{i}({args})"
+            if node.kind == ASYNC or node.n_out == 0:
+                lines.append(f"    {call}")
+            elif node.n_out == 1:
+                lines.append(f"    s[{self._slot[i]}] = {call}")
+            else:
+                lines.append(f"    s[{self._slot[i]}:{self._slot[i] + node.n_out}] = {call}")
+            block.lines[len(lines)] = node.op
+        if len(lines) == 1:
+            lines.append("    pass")
+        code = compile("\n".join(lines), f"<tensorweave block {next(_block_ids)}>", "exec")
+        exec(code, ns)  # noqa: S102 - generated from our own node table only
+        block.fn = ns["_block"]
+
+    def fetch_code(self, fetches: list[tuple[Any, ...]], expr_ns: dict[str, Any]
+                   ) -> Callable[[list[Any], list[Any]], list[Any]]:
+        """A function (f, s) -> the fetched values, for the executor's fetch sources."""
+        body = ", ".join(self._val(src) for src in fetches)
+        ns = dict(expr_ns)
+        exec(compile(f"def _fetch(f, s):\n    return [{body}]", "<tensorweave fetch>",  # noqa: S102
+                     "exec"), ns)
+        return ns["_fetch"]
+
+    # ---- running -------------------------------------------------------------------
+    def run(self, feeds: list[Any], step: Any) -> list[Any]:
+        """Runs every block once; returns the slots (each node output's value)."""
+        slots: list[Any] = [None] * self.n_slots
+        blocks = self.blocks
+        pending = [blk.indeg for blk in blocks]
+        ready = collections.deque(self.roots)
+        state = _RunState()
+        while True:
+            while ready:
+                b = ready.popleft()
+                state.dispatching = True
+                try:
+                    blocks[b].fn(step, feeds, slots, state)  # type: ignore[misc]
+                except BaseException as e:  # noqa: BLE001 - attributed to its node below
+                    state.dispatching = False
+                    self._fail(step, self._failed_op(b, e), e)
+                state.dispatching = False
+                for s in blocks[b].succ:
+                    pending[s] -= 1
+                    if pending[s] == 0:
+                        ready.append(s)
+                while state.inline:  # async kernels that completed while dispatched
+                    i, out = state.inline.popleft()
+                    state.outstanding -= 1
+                    self._complete(i, out, step, slots, pending, ready)
+            step.flush()  # nothing runnable until a wait ends: Sends held so far leave now
+            if state.outstanding == 0:
+                return slots
+            i, out = self._wait(state.done_q, step)
+            state.outstanding -= 1
+            self._complete(i, out, step, slots, pending, ready)
+
+    def _complete(self, i: int, out: Any, step: Any, slots: list[Any], pending: list[int],
+                  ready: collections.deque) -> None:
+        node = self._nodes[i]
+        if isinstance(out, BaseException):
+            self._fail(step, node.op, out)
+        n = node.n_out
+        if n == 1:
+            slots[self._slot[i]] = out
+        elif n:
+            slots[self._slot[i]:self._slot[i] + n] = out
+        for s in self._async_succ[i]:
+            pending[s] -= 1
+            if pending[s] == 0:
+                ready.append(s)
+
+    def _fail(self, step: Any, op: Operation | None, exc: BaseException) -> None:
+        if op is None:
+            raise exc
+        err = self._node_error(op, exc)
+        step.cancel(err)
+        raise err from None
+
+    def _failed_op(self, b: int, exc: BaseException) -> Operation | None:
+        block = self.blocks[b]
+        code = block.fn.__code__  # type: ignore[union-attr]
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code is code:
+                return block.lines.get(tb.tb_lineno)
+            tb = tb.tb_next
+        return None
+
+
+class _RunState:
+    """One run's async bookkeeping: the completion queue, and completions that
+    arrived inline (in this thread, while their kernel was being dispatched)."""
+
+    __slots__ = ("done_q", "inline", "outstanding", "dispatching", "owner")
+
+    def __init__(self) -> None:
+        self.done_q: queue.SimpleQueue = queue.SimpleQueue()
+        self.inline: collections.deque = collections.deque()
+        self.outstanding = 0
+        self.dispatching = False
+        self.owner = threading.get_ident()
+
+    def callback(self, i: int) -> Callable[[Any], None]:
+        self.outstanding += 1
+
+        def done(result: Any) -> None:
+            if self.dispatching and threading.get_ident() == self.owner:
+                self.inline.append((i, result))
+            else:
+                self.done_q.put((i, result))
+        return done
