@@ -158,3 +158,17 @@ def test_tls_and_token_together_big_tensors_pulled_over_tls(cert_dirs, client_cr
                               key=C.Credentials.from_env(env).key, token=b"not the token")
         _assert_refused(lc.target("worker", 0), wrong, client_credentials,
                         tf.errors.PermissionDeniedError, "wrong auth token")
+
+
+@pytest.mark.parametrize("transport", ["grpc", "unix"])
+def test_tls_client_will_not_talk_to_a_task_without_tls(cert_dirs, client_credentials,
+                                                        transport, monkeypatch):
+    """A client with TLS credentials refuses a task that cannot prove who it is (the
+    task itself serves plain clients as before)."""
+    cluster, _ = cert_dirs
+    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", transport)
+    with LocalCluster(ps=1, workers=1, env={"TENSORWEAVE_TRANSPORT": transport}) as lc:
+        _assert_refused(lc.target("worker", 0), C.Credentials.from_env(_env(cluster)),
+                        client_credentials, tf.errors.UnauthenticatedError,
+                        lc.spec["worker"][0], "TLS")
+        assert _read_variable(lc.target("worker", 0), C.NONE, client_credentials) == 3.0

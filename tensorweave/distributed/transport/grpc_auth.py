@@ -16,15 +16,16 @@ Example:
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from concurrent import futures
 from typing import Any
 
 import grpc
 
-from tensorweave.distributed.transport import sidechannel
+from tensorweave.distributed.transport import bulk, sidechannel
 from tensorweave.distributed.transport.credentials import (
-    TLS_HINT, TOKEN_HINT, Credentials, refused)
+    SERVER_NAME_ENV, TLS_HINT, TOKEN_HINT, Credentials, refused)
 from tensorweave.framework import errors
 
 __all__ = ["AUTH_METADATA", "Guard", "RefusalServer", "call_metadata", "diagnose",
@@ -143,23 +144,40 @@ def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpErr
     """Why a TLS call to `who` at host:port failed, when the credentials are the cause
     (a probe connection: TLS, then a bulk request for a token that does not exist)."""
     try:
-        sock = socket.create_connection((host, port), timeout=sidechannel.HANDSHAKE_TIMEOUT_S)
+        raw = socket.create_connection((host, port), timeout=sidechannel.HANDSHAKE_TIMEOUT_S)
     except OSError:
         return None  # nothing listens: the task is down, not refusing
     try:
-        sock = sidechannel.open_bulk(sock, creds, host)
-        sock.sendall(bytes(16))
-        answer = sock.recv(8)
-    except sidechannel.ssl.SSLCertVerificationError as e:
-        return refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
-                       f"against this process's CA ({sidechannel._reason(e)})", TLS_HINT)
-    except sidechannel.ssl.SSLError as e:
-        return refused(errors.PERMISSION_DENIED, who, "it did not accept this process's "
-                       f"certificate ({sidechannel._reason(e)})", TLS_HINT)
+        try:
+            sock = creds.client_context().wrap_socket(
+                raw, server_hostname=creds.server_name or host)
+        except ssl.SSLCertVerificationError as e:
+            return refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
+                           f"against this process's CA ({sidechannel.reason(e)}; "
+                           f"{SERVER_NAME_ENV} names the host its certificate must name)",
+                           TLS_HINT)
+        except (ssl.SSLError, OSError) as e:
+            if "ALERT" in str(getattr(e, "reason", "")):
+                return _not_accepted(who, e)
+            return refused(errors.UNAUTHENTICATED, who, f"it does not answer TLS at "
+                           f"{host}:{port} ({sidechannel.reason(e)})", "give every task the "
+                           "same TLS credentials")
+        with sock:
+            sock.sendall(sidechannel.BULK_TOKEN_MAGIC + creds.digest if creds.token
+                         else bulk.MAGIC)
+            sock.sendall(bytes(bulk.TOKEN_BYTES))
+            answer = sock.recv(8)
+    except ssl.SSLError as e:  # TLS 1.3: the server's verdict on our certificate comes now
+        return _not_accepted(who, e)
     except OSError:
         return None
     finally:
-        sock.close()
+        raw.close()
     if not answer and creds.token:
         return refused(errors.PERMISSION_DENIED, who, "wrong auth token", TOKEN_HINT)
     return None
+
+
+def _not_accepted(who: str, e: BaseException) -> errors.OpError:
+    return refused(errors.PERMISSION_DENIED, who, "it did not accept this process's "
+                   f"certificate ({sidechannel.reason(e)})", TLS_HINT)

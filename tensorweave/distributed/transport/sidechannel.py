@@ -82,13 +82,14 @@ def accept_tls(conn: socket.socket, creds: Credentials, task: str, peer: str
     try:
         tls = creds.server_context().wrap_socket(conn, server_side=True)
     except (ssl.SSLError, OSError) as e:
-        log_refused(task, peer, f"TLS handshake failed ({_reason(e)})")
+        log_refused(task, peer, f"TLS handshake failed ({reason(e)})")
         return None
     tls.settimeout(None)
     return tls
 
 
-def _reason(e: BaseException) -> str:
+def reason(e: BaseException) -> str:
+    """A short reason for a TLS failure (the verify message, or OpenSSL's reason)."""
     return getattr(e, "verify_message", None) or getattr(e, "reason", None) or str(e) or \
         type(e).__name__
 
@@ -146,10 +147,10 @@ def unix_client_handshake(sock: socket.socket, creds: Credentials, address: str,
             sock = _plain(tls.unwrap())  # authenticated; the bytes stay in the kernel
         except ssl.SSLCertVerificationError as e:
             raise refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
-                          f"against this process's CA ({_reason(e)})", TLS_HINT) from None
+                          f"against this process's CA ({reason(e)})", TLS_HINT) from None
         except ssl.SSLError as e:
             raise refused(errors.PERMISSION_DENIED, who, "it did not accept this process's "
-                          f"certificate ({_reason(e)})", TLS_HINT) from None
+                          f"certificate ({reason(e)})", TLS_HINT) from None
     if server & FLAG_TOKEN:
         sock.sendall(creds.digest)
         if _recv_exactly(sock, 1) != _OK:
@@ -201,7 +202,7 @@ def _server_layers(sock: socket.socket, creds: Credentials, task: str, peer: str
             tls.sendall(_OK)
             sock = _plain(tls.unwrap())
         except ssl.SSLError as e:
-            log_refused(task, peer, f"same-host TLS handshake failed ({_reason(e)})")
+            log_refused(task, peer, f"same-host TLS handshake failed ({reason(e)})")
             raise Refused("TLS", True) from None
     if creds.token:
         if not creds.token_matches(_recv_exactly(sock, _DIGEST)):
