@@ -264,8 +264,9 @@ class Launcher:
     def _schedule_restart(self, tp: TaskProcess) -> bool:
         """Asks the restart policy about a task that ended while the job runs; True when
         a restart is scheduled (the exit is then reported, not judged)."""
-        if self._decided() or tp.stopped_by_launcher or tp.returncode is None:
-            return False
+        if (self._decided() or tp.stopped_by_launcher or tp.returncode is None
+                or (self._first_failure is not None and not self.options.keep_going)):
+            return False  # the job has ended (or is failing): nothing to restart for
         message = self.restarts.on_exit(tp.task.name, tp.task.job, tp.returncode,
                                         time.monotonic())
         if message is None:

@@ -205,10 +205,12 @@ class RestartBook:
         if returncode == 0:
             delay = max(delay, CLEAN_EXIT_SETTLE_S)
         self.pending[name] = PendingRestart(name, now + delay, used + 1, reason, returncode == 0)
-        why = (" unless the job ends meanwhile (--restart always)" if returncode == 0
-               else f" (--restart {role}={policy})")
+        if returncode == 0:
+            return (f"{name} exited 0 while the job runs; restarting it in {delay:g}s unless "
+                    f"the job ends meanwhile, restart {used + 1} of "
+                    f"{self.policy.max_restarts} (--restart {role}={policy})")
         return (f"restarting {name} ({reason}) in {delay:g}s, restart {used + 1} of "
-                f"{self.policy.max_restarts}{why}")
+                f"{self.policy.max_restarts} (--restart {role}={policy})")
 
     def due(self, now: float) -> list[PendingRestart]:
         """The pending restarts whose back-off has passed, removed from `pending`."""
