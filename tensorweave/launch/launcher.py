@@ -19,6 +19,9 @@ worker (and an evaluator, which the job waits for):
   `keep_going` the exit code is the first failed deciding task's, else 0;
 * SIGINT -> every task is stopped (SIGTERM, SIGKILL after `kill_grace`) -> 130;
   SIGTERM -> 143; `timeout` passed -> 124.
+With `restart` (see launch/restart.py), a task that ends while the job runs is
+started again after a back-off instead (same TF_CONFIG and port); only when its
+restarts are used up is its end judged as above.
 No task process is left running in any case.
 
 Example:
