@@ -25,6 +25,15 @@ Two designs, as multi-document YAML:
   Services publish not-ready addresses so tasks resolve their peers while
   they are still starting.
 
+Restarts: `restart` (role -> never | on-failure | always, as `tensorweave launch
+--restart` takes it) sets each role's restartPolicy (Never, OnFailure, Always; a
+Job's pod cannot be Always, so there `always` is OnFailure, see
+`launch/restart.py`) and `max_restarts` the retries: each plain Job's
+backoffLimit (0 for a role that is never restarted, as a Job would otherwise
+replace its failed pod), and the TFJob's runPolicy.backoffLimit, which counts
+the whole job's restarts: `max_restarts` for each task that may restart.
+Without `restart`, `restart_policy` applies to every role as before.
+
 Example:
     >>> docs = build_manifests(ManifestOptions(ps=1, workers=2, image="me/train:1",
     ...                                        command=["python", "trainer.py"]))
@@ -38,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tensorweave.distributed.topology import Task, Topology
+from tensorweave.launch.restart import NEVER, RestartPolicy, kubernetes_restart_policy
 
 __all__ = ["ManifestOptions", "build_manifests", "dns_address", "to_yaml"]
 
@@ -64,6 +74,8 @@ class ManifestOptions:
     restart_policy: str = "OnFailure"
     env: dict[str, str] = field(default_factory=dict)
     evaluator: bool = False
+    restart: dict[str, str] | None = None  # launch's --restart, see the module docstring
+    max_restarts: int | None = None  # default: 3 with `restart`, else Kubernetes' 6
 
     def counts(self) -> dict[str, int]:
         """Tasks per role, only roles that have tasks, servers first."""
@@ -96,6 +108,11 @@ def _check(options: ManifestOptions) -> None:
     if options.restart_policy not in ("OnFailure", "Never", "Always", "ExitCode"):
         raise ValueError(f"--restart-policy {options.restart_policy!r} is not one of "
                          "OnFailure, Never, Always, ExitCode.")
+    if options.max_restarts is not None and options.max_restarts < 0:
+        raise ValueError(f"--max-restarts {options.max_restarts} must be 0 or more.")
+    if options.restart is not None:
+        roles = set(options.counts()) | ({"evaluator"} if options.evaluator else set())
+        RestartPolicy(options.restart).check_roles(roles)
     if options.pass_flags and options.evaluator:
         raise ValueError("--evaluator and --pass-flags do not mix: the seed flags have no "
                          "evaluator task (it reads TF_CONFIG). Drop one of them.")
@@ -106,6 +123,30 @@ def _check(options: ManifestOptions) -> None:
         raise ValueError("--pass-flags needs per-task arguments, which a TFJob's shared "
                          "replica template cannot hold; use --kind plain, or let the program "
                          "read TF_CONFIG (tf.distribute.cluster_resolver.TFConfigClusterResolver).")
+
+
+def _restart_policy(options: ManifestOptions, role: str, job_pod: bool) -> str:
+    if options.restart is None:
+        return options.restart_policy
+    return kubernetes_restart_policy(RestartPolicy(options.restart).policy(role), job_pod)
+
+
+def _backoff_limit(options: ManifestOptions, role: str) -> int:
+    """A plain Job's retries (one Job per task)."""
+    if options.restart is None:
+        return 6 if options.max_restarts is None else options.max_restarts
+    if RestartPolicy(options.restart).policy(role) == NEVER:
+        return 0
+    return 3 if options.max_restarts is None else options.max_restarts
+
+
+def _run_policy(options: ManifestOptions, roles: dict[str, int]) -> dict[str, Any]:
+    # Running pods are removed when the job ends (a ps that TF-style never exits).
+    run: dict[str, Any] = {"cleanPodPolicy": "Running"}
+    if options.restart is not None or options.max_restarts is not None:
+        # The operator counts restarts over the whole job: each task's budget, summed.
+        run["backoffLimit"] = sum(_backoff_limit(options, role) * n for role, n in roles.items())
+    return run
 
 
 def dns_address(options: ManifestOptions, role: str, index: int) -> str:
@@ -149,15 +190,14 @@ def _tfjob(options: ManifestOptions) -> dict[str, Any]:
     for role, replicas in roles.items():
         specs[_TFJOB_ROLES[role]] = {
             "replicas": replicas,
-            "restartPolicy": options.restart_policy,
+            "restartPolicy": _restart_policy(options, role, job_pod=False),
             "template": {"metadata": {"labels": _labels(options, role)},
                          "spec": {"containers": [
                              _container(options, options.command[1:], {})]}},
         }
     return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
             "metadata": {"name": options.name, "namespace": options.namespace},
-            # Running pods are removed when the job ends (a ps that TF-style never exits).
-            "spec": {"runPolicy": {"cleanPodPolicy": "Running"}, "tfReplicaSpecs": specs}}
+            "spec": {"runPolicy": _run_policy(options, roles), "tfReplicaSpecs": specs}}
 
 
 def _service(options: ManifestOptions, role: str) -> dict[str, Any]:
@@ -186,10 +226,10 @@ def _task_job(options: ManifestOptions, role: str, index: int) -> dict[str, Any]
     labels = {**_labels(options, role), "tensorweave/task-index": str(index)}
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": options.namespace, "labels": labels},
-            "spec": {"backoffLimit": 6, "template": {
+            "spec": {"backoffLimit": _backoff_limit(options, role), "template": {
                 "metadata": {"labels": labels},
                 "spec": {"hostname": name, "subdomain": f"{options.name}-{role}",
-                         "restartPolicy": options.restart_policy,
+                         "restartPolicy": _restart_policy(options, role, job_pod=True),
                          "containers": [_container(options, args, {"TF_CONFIG": tf_config})]},
             }}}
 
@@ -202,9 +242,9 @@ def _evaluator_job(options: ManifestOptions) -> dict[str, Any]:
     labels = {**_labels(options, "evaluator"), "tensorweave/task-index": "0"}
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": options.namespace, "labels": labels},
-            "spec": {"backoffLimit": 6, "template": {
+            "spec": {"backoffLimit": _backoff_limit(options, "evaluator"), "template": {
                 "metadata": {"labels": labels},
-                "spec": {"restartPolicy": options.restart_policy,
+                "spec": {"restartPolicy": _restart_policy(options, "evaluator", job_pod=True),
                          "containers": [_container(options, list(options.command[1:]),
                                                    {"TF_CONFIG": tf_config})]},
             }}}

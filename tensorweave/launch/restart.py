@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from tensorweave.launch.process import describe_exit
 
 __all__ = ["CLEAN_EXIT_SETTLE_S", "POLICIES", "ROLES", "PendingRestart", "RestartBook",
-           "RestartPolicy", "parse_restart"]
+           "RestartPolicy", "kubernetes_restart_policy", "parse_restart"]
 
 NEVER, ON_FAILURE, ALWAYS = "never", "on-failure", "always"
 POLICIES = (NEVER, ON_FAILURE, ALWAYS)
@@ -156,6 +156,28 @@ class RestartPolicy:
         """E.g. "ps=always, worker=on-failure" (the roles that are restarted)."""
         return ", ".join(f"{r}={self.policy(r)}" for r in ROLES
                          if self.policy(r) != NEVER) or "never"
+
+
+_KUBERNETES = {NEVER: "Never", ON_FAILURE: "OnFailure", ALWAYS: "Always"}
+
+
+def kubernetes_restart_policy(policy: str, job_pod: bool) -> str:
+    """The pod `restartPolicy` that carries a launch policy into a manifest.
+
+    Args:
+        policy: never | on-failure | always.
+        job_pod: True for the pod of a `batch/v1` Job, which Kubernetes allows only
+            OnFailure or Never: there `always` becomes OnFailure. That keeps what
+            matters to a ps (restarted in place, same DNS name, after any failure);
+            an exit 0 ends a Job's task, which is how our tasks end a finished job.
+
+    Example:
+        >>> kubernetes_restart_policy("on-failure", job_pod=False)
+        'OnFailure'
+    """
+    if job_pod and policy == ALWAYS:
+        return "OnFailure"
+    return _KUBERNETES[policy]
 
 
 @dataclass
