@@ -174,7 +174,11 @@ class SharedPort:
             name = f"tw-relay-{secrets.token_hex(12)}"
             inner.bind("\0" + name)
             grpc_auth.register_relay(name, peer, verified)
-        inner.connect(target or self._grpc_socket)
+        try:
+            inner.connect(target or self._grpc_socket)
+        except OSError:
+            self._release(inner)
+            raise
         return inner
 
     def _release(self, inner: socket.socket) -> None:
