@@ -172,3 +172,28 @@ def test_tls_client_will_not_talk_to_a_task_without_tls(cert_dirs, client_creden
                         client_credentials, tf.errors.UnauthenticatedError,
                         lc.spec["worker"][0], "TLS")
         assert _read_variable(lc.target("worker", 0), C.NONE, client_credentials) == 3.0
+
+
+def test_worker_task_without_credentials_is_refused_and_the_chief_trains_on(tmp_path,
+                                                                           cert_dirs):
+    """worker 1 starts without the cluster's TLS files: its session on the ps is refused
+    (UnauthenticatedError naming the ps and what to set); the ps and the chief go on
+    and finish the job."""
+    cluster, _ = cert_dirs
+    job = SeedJob(TRAINER, extra=["--train_steps=200", "--hidden=32", "--log_every=100",
+                                  f"--checkpoint_dir={tmp_path}"], env=_env(cluster))
+    try:
+        job.start_task("ps0")
+        job.start_task("worker0")
+        job.env = {k: v for k, v in job.env.items() if not k.startswith("TENSORWEAVE_TLS")}
+        job.start_task("worker1")
+        result = job.wait(240)
+    finally:
+        job.stop()
+    assert result.returncodes["ps0"] == 0 and result.returncodes["worker0"] == 0, \
+        {k: v[-2000:] for k, v in result.outputs.items()}
+    assert "worker 0: done" in result.outputs["worker0"]
+    assert result.returncodes["worker1"] != 0
+    out = result.outputs["worker1"]
+    assert "UnauthenticatedError" in out and "/job:ps/replica:0/task:0" in out, out[-2000:]
+    assert C.CA_ENV in out
