@@ -1,0 +1,146 @@
+"""Recovery from a lost ps: `tensorweave launch --restart on-failure`, a ps killed with
+SIGKILL mid-run, the time until training goes on and the steps it lost.
+
+Settings (examples/trainer.py on the shipped digits, MLP 64-`--hidden`-10, batch
+128, checkpoints every `--checkpoint-every` global steps, a step line every
+`--log-every` local steps per worker):
+
+  async         1 ps + 2 workers
+  sync backup   1 ps + 3 workers, SyncReplicasOptimizer(replicas_to_aggregate=2,
+                total_num_replicas=3): one backup worker
+
+Once the global step passes `--kill-at`, the ps process gets SIGKILL. Figures:
+
+  kill -> next step   seconds from the kill to the first step line printed after the
+                      ps was restarted (so computed against the new ps)
+  of which back-off   the launcher's wait before the restart (--restart-backoff)
+  restart -> step     from the launcher starting the new ps to that step line: the
+                      new ps's start, the sessions' recovery, the chief's restore
+  steps lost          the highest global step printed before the kill minus the step
+                      the chief restored (the last checkpoint); the true loss can be
+                      up to `--log-every` x workers higher (steps not yet printed)
+
+    .venv/bin/python -m bench.recovery [--steps 600] [--kill-at 250] [--rounds 1]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import IO, Any
+
+from bench.common import ROOT
+
+SETTINGS: list[tuple[str, int, list[str]]] = [
+    ("async", 2, []),
+    ("sync backup", 3, ["--sync_replicas=true", "--replicas_to_aggregate=2"]),
+]
+_STEP = re.compile(r"global step (\d+)")
+_RESTORED = re.compile(r"restored checkpoint \S*model\.ckpt-(\d+)")
+
+
+def _collect(stream: IO[str], lines: list[tuple[float, str]]) -> None:
+    for line in stream:
+        lines.append((time.monotonic(), line.rstrip("\n")))
+
+
+def _ps_pid(launcher_pid: int) -> int:
+    """The launcher's child whose TF_CONFIG says it is ps 0."""
+    for t in os.listdir(f"/proc/{launcher_pid}/task"):
+        with open(f"/proc/{launcher_pid}/task/{t}/children") as f:
+            for pid in map(int, f.read().split()):
+                with open(f"/proc/{pid}/environ", "rb") as env_file:
+                    env = dict(e.split(b"=", 1) for e in env_file.read().split(b"\0")
+                               if b"=" in e)
+                if json.loads(env.get(b"TF_CONFIG", b"{}")).get("task", {}).get("type") == "ps":
+                    return pid
+    raise RuntimeError("no ps task among the launcher's children")
+
+
+def _max_step(lines: list[tuple[float, str]]) -> int:
+    return max((int(m.group(1)) for _, line in lines for m in [_STEP.search(line)] if m),
+               default=0)
+
+
+def run_setting(workers: int, extra: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """One launch, one ps kill; the figures of the module docstring."""
+    ckpt = tempfile.mkdtemp(prefix="tw-recovery-")
+    cmd = [sys.executable, "-m", "tensorweave", "launch", "--ps", "1", "--workers",
+           str(workers), "--restart", "on-failure", "--restart-backoff",
+           str(args.backoff), "--no-progress", "--", sys.executable, "examples/trainer.py",
+           f"--train_steps={args.steps}", f"--hidden={args.hidden}", f"--checkpoint_dir={ckpt}",
+           f"--save_checkpoint_steps={args.checkpoint_every}", f"--log_every={args.log_every}",
+           *extra]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out: list[tuple[float, str]] = []
+    err: list[tuple[float, str]] = []
+    readers = [threading.Thread(target=_collect, args=(s, lines), daemon=True)
+               for s, lines in ((proc.stdout, out), (proc.stderr, err))]
+    for r in readers:
+        r.start()
+    try:
+        deadline = time.monotonic() + 300
+        while _max_step(out) < args.kill_at:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("training ended or stalled before the kill:\n"
+                                   + "\n".join(line for _, line in (out + err)[-30:]))
+            time.sleep(0.02)
+        step_at_kill, killed_at = _max_step(out), time.monotonic()
+        os.kill(_ps_pid(proc.pid), signal.SIGKILL)
+        code = proc.wait(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for r in readers:
+        r.join(5)
+    restart_at = next(t for t, line in err if "restarted ps 0" in line)
+    next_at, next_step = next((t, int(m.group(1))) for t, line in out if t > restart_at
+                              for m in [_STEP.search(line)] if m)
+    restored = next((int(m.group(1)) for _, line in out for m in [_RESTORED.search(line)]
+                     if m), 0)
+    return {"exit_code": code, "step_at_kill": step_at_kill, "restored_step": restored,
+            "steps_lost": step_at_kill - restored, "next_step": next_step,
+            "kill_to_next_step_s": next_at - killed_at, "backoff_s": args.backoff,
+            "restart_to_next_step_s": next_at - restart_at}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=600, help="global steps to train")
+    parser.add_argument("--kill-at", type=int, default=250,
+                        help="SIGKILL the ps once a step line shows this global step")
+    parser.add_argument("--checkpoint-every", type=int, default=100)
+    parser.add_argument("--log-every", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--backoff", type=float, default=1.0,
+                        help="--restart-backoff of the launch (default 1, its default)")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args(argv)
+    results: dict[str, Any] = {}
+    for name, workers, extra in SETTINGS:
+        results[name] = [run_setting(workers, extra, args) for _ in range(args.rounds)]
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return results
+    print(f"{'setting':<12} {'exit':>4} {'kill->next step':>16} {'back-off':>9} "
+          f"{'restart->step':>14} {'killed at':>10} {'restored':>9} {'lost':>5}")
+    for name, runs in results.items():
+        for r in runs:
+            print(f"{name:<12} {r['exit_code']:>4} {r['kill_to_next_step_s']:>15.2f}s "
+                  f"{r['backoff_s']:>8.1f}s {r['restart_to_next_step_s']:>13.2f}s "
+                  f"{r['step_at_kill']:>10} {r['restored_step']:>9} {r['steps_lost']:>5}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
