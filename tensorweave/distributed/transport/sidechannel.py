@@ -30,10 +30,12 @@ from typing import Any
 from tensorweave.distributed.transport import bulk
 from tensorweave.distributed.transport.credentials import (
     TLS_HINT, TOKEN_HINT, Credentials, refused)
+from tensorweave.distributed.transport.framing import ERROR, HEAD, REQUEST, Conn
 from tensorweave.framework import errors
 
 __all__ = ["BULK_TOKEN_MAGIC", "UNIX_HELLO", "Refused", "accept_tls", "check_bulk",
-           "log_refused", "open_bulk", "unix_client_handshake", "unix_server_handshake"]
+           "log_refused", "open_bulk", "reason", "refuse_first_call", "unix_client_handshake",
+           "unix_server_handshake"]
 
 log = logging.getLogger("tensorweave.security")
 
@@ -138,25 +140,30 @@ def unix_client_handshake(sock: socket.socket, creds: Credentials, address: str,
                       f"prove it is the task at {address}", "give every task the same "
                       "TLS credentials")
     if server & FLAG_TLS:
-        host = address.rpartition(":")[0].strip("[]")
-        try:
-            tls = creds.client_context().wrap_socket(
-                sock, server_hostname=creds.server_name or host)
-            tls.settimeout(HANDSHAKE_TIMEOUT_S)
-            _recv_exactly(tls, 1)
-            sock = _plain(tls.unwrap())  # authenticated; the bytes stay in the kernel
-        except ssl.SSLCertVerificationError as e:
-            raise refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
-                          f"against this process's CA ({reason(e)})", TLS_HINT) from None
-        except ssl.SSLError as e:
-            raise refused(errors.PERMISSION_DENIED, who, "it did not accept this process's "
-                          f"certificate ({reason(e)})", TLS_HINT) from None
+        sock = _client_tls(sock, creds, address, who)
     if server & FLAG_TOKEN:
         sock.sendall(creds.digest)
         if _recv_exactly(sock, 1) != _OK:
             raise refused(errors.PERMISSION_DENIED, who, "wrong auth token", TOKEN_HINT)
     sock.settimeout(None)
     return sock
+
+
+def _client_tls(sock: socket.socket, creds: Credentials, address: str, who: str
+                ) -> socket.socket:
+    """Mutual TLS on a same-host link, then unwrapped (the bytes stay in the kernel)."""
+    host = address.rpartition(":")[0].strip("[]")
+    try:
+        tls = creds.client_context().wrap_socket(sock, server_hostname=creds.server_name or host)
+        tls.settimeout(HANDSHAKE_TIMEOUT_S)
+        _recv_exactly(tls, 1)  # TLS 1.3: the server's verdict on our certificate
+        return _plain(tls.unwrap())
+    except ssl.SSLCertVerificationError as e:
+        raise refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
+                      f"against this process's CA ({reason(e)})", TLS_HINT) from None
+    except ssl.SSLError as e:
+        raise refused(errors.PERMISSION_DENIED, who, "it did not accept this process's "
+                      f"certificate ({reason(e)})", TLS_HINT) from None
 
 
 def unix_server_handshake(sock: socket.socket, creds: Credentials, task: str
@@ -192,6 +199,22 @@ def unix_server_handshake(sock: socket.socket, creds: Credentials, task: str
         raise Refused("broken handshake", True) from None
     sock.settimeout(None)
     return sock
+
+
+def refuse_first_call(sock: socket.socket, creds: Credentials, task: str) -> None:
+    """Answers a credential-less client's first call with UNAUTHENTICATED (its caller
+    learns what to set), instead of a connection that just breaks."""
+    try:
+        sock.settimeout(HANDSHAKE_TIMEOUT_S)
+        kind, _, _, ident, _ = HEAD.unpack(_recv_exactly(sock, HEAD.size))
+        if kind == REQUEST:
+            need = "TLS" if creds.tls else "an auth token"
+            err = refused(errors.UNAUTHENTICATED, task, f"it requires {need}",
+                          TLS_HINT if creds.tls else TOKEN_HINT)
+            sock.settimeout(None)
+            Conn(sock).send(ERROR, 0, err.error_code, ident, err.message.encode(), [])
+    except (OSError, ValueError):
+        pass  # it went away; nothing to tell
 
 
 def _server_layers(sock: socket.socket, creds: Credentials, task: str, peer: str

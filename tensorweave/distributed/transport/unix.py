@@ -42,7 +42,7 @@ from tensorweave.distributed.transport import sidechannel
 from tensorweave.distributed.transport.base import Done, ServiceHost, Tensors
 from tensorweave.distributed.transport.credentials import Credentials
 from tensorweave.distributed.transport.framing import (
-    ERROR, HEAD, PUSH, REPLY, REQUEST, STATS, Conn as _Conn, Runners as _Runners,
+    ERROR, PUSH, REPLY, REQUEST, STATS, Conn as _Conn, Runners as _Runners,
     error_frame as _error_frame, tune as _tune)
 from tensorweave.framework import errors
 
@@ -125,7 +125,7 @@ class UnixListener:
             sock = sidechannel.unix_server_handshake(sock, self._creds, self._task)
         except sidechannel.Refused as e:
             if not e.args[1]:
-                _refuse_first_call(sock, self._creds, self._task)
+                sidechannel.refuse_first_call(sock, self._creds, self._task)
             sock.close()
             return None
         conn = _Conn(sock)
@@ -198,22 +198,6 @@ class UnixListener:
         for c in conns:
             c.close()
         self._runners.stop()
-
-
-def _refuse_first_call(sock: socket.socket, creds: Credentials, task: str) -> None:
-    """Answers a credential-less client's first call with UNAUTHENTICATED (its caller
-    learns what to set), instead of a connection that just breaks."""
-    try:
-        sock.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)
-        kind, _, _, ident, _ = HEAD.unpack(sidechannel._recv_exactly(sock, HEAD.size))
-        if kind == REQUEST:
-            need = "TLS" if creds.tls else "an auth token"
-            err = creds_mod.refused(errors.UNAUTHENTICATED, task, f"it requires {need}",
-                                    creds_mod.TLS_HINT if creds.tls else creds_mod.TOKEN_HINT)
-            sock.settimeout(None)
-            _Conn(sock).send(ERROR, 0, err.error_code, ident, err.message.encode(), [])
-    except (OSError, ValueError):
-        pass  # it went away; nothing to tell
 
 
 class _Link:
