@@ -1,0 +1,109 @@
+"""examples/wide_deep.py on 2 ps + 2 workers: tensorweave vs real TF, same run.
+
+The example's model (wide: linear_model of hashed/crossed columns + FTRL; deep:
+embedding columns + 64-32 dense layers + Adagrad; wide weights and embeddings split
+over both ps tasks) reading its TFRecord click log through TFRecordDataset + batch +
+parse_example, batch 256, async and sync (one SyncReplicasOptimizer).
+
+examples/s are the workers' own figures, summed (steps x batch over each worker's
+time from session creation to the end of its loop; writing the click log comes
+before and is not counted). With TENSORFLOW_PYTHON set, each setting also runs on
+real TF (compat.v1, TF_USE_LEGACY_KERAS=1 for tf.layers) right after ours; TF's ps
+tasks never exit by themselves, so they are killed once the workers end. Each
+setting runs `--rounds` times per framework and keeps the best; the eval AUC of
+each run is printed too (both frameworks learn the same planted signal).
+
+    .venv/bin/python -m bench.wide_deep [--steps 1000] [--rounds 1] [--only sync]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+from typing import Any
+
+from bench.common import ROOT, tensorflow_python
+
+SCRIPT = "examples/wide_deep.py"
+WORKER_TIMEOUT_S = 600
+SETTINGS: list[tuple[str, bool]] = [("2 ps 2w async", False), ("2 ps 2w sync", True)]
+
+
+def run_job(python: list[str], sync: bool, steps: int) -> dict[str, Any]:
+    """One job of 2 ps + 2 workers; the workers' summed examples/s and the eval AUC."""
+    from tensorweave.testing.seed_job import SeedJob
+    flags = [f"--train_steps={steps}", "--batch_size=256", f"--data_dir={tempfile.mkdtemp()}",
+             f"--checkpoint_dir={tempfile.mkdtemp()}", f"--sync={'true' if sync else 'false'}",
+             "--log_every=1000000", "--save_checkpoint_steps=1000000"]
+    env = {"PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_USE_LEGACY_KERAS": "1"}
+    job = SeedJob(SCRIPT, ps=2, workers=2, extra=flags, env=env, python=python,
+                  cwd=ROOT).start()
+    names = ["worker0", "worker1"]
+    try:
+        codes = {}
+        for name in names:
+            job.procs[name].wait(WORKER_TIMEOUT_S)
+            codes[name] = job.procs[name].returncode
+        text = {name: job.output(name) for name in job.procs}
+    finally:
+        job.stop()
+    rates = [float(m) for w in names for m in re.findall(r"([0-9.]+) examples/s", text[w])[-1:]]
+    aucs = re.findall(r"eval auc ([0-9.]+)", text["worker0"])
+    ok = all(c == 0 for c in codes.values()) and len(rates) == 2 and bool(aucs)
+    return {"ok": ok, "examples_per_s": sum(rates) if ok else None,
+            "auc": float(aucs[-1]) if aucs else None,
+            "tail": {k: v[-1500:] for k, v in text.items()} if not ok else {}}
+
+
+def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    good = [r for r in runs if r["ok"]]
+    return max(good, key=lambda r: r["examples_per_s"]) if good else runs[-1]
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--only", default="", help="run the settings whose name contains this")
+    args = parser.parse_args(argv)
+    tf_python = tensorflow_python()
+    results: dict[str, Any] = {}
+    print(f"wide & deep (examples/wide_deep.py), 2 ps + 2 workers, batch 256, "
+          f"{args.steps} global steps, best of {args.rounds}", flush=True)
+    for name, sync in SETTINGS:
+        if args.only not in name:
+            continue
+        ours = _best([run_job([sys.executable], sync, args.steps) for _ in range(args.rounds)])
+        theirs = _best([run_job([tf_python, "-m", "bench.tf_compat"], sync, args.steps)
+                        for _ in range(args.rounds)]) if tf_python else None
+        results[name] = {"tensorweave": ours, "tensorflow": theirs}
+        print(f"  {name:14s} {_fmt(ours)}  tensorflow {_fmt(theirs)}  ratio "
+              f"{_ratio(ours, theirs)}", flush=True)
+        for r in (ours, theirs):
+            if r and not r["ok"]:
+                for task, tail in r["tail"].items():
+                    print(f"    [{task}] ...{tail[-600:]}")
+    if not tf_python:
+        print("  tensorflow: not available (set TENSORFLOW_PYTHON to compare)")
+    return results
+
+
+def _fmt(r: dict[str, Any] | None) -> str:
+    if r is None:
+        return "    not run"
+    if not r["ok"]:
+        return "     FAILED"
+    return f"{r['examples_per_s']:8.0f} ex/s (auc {r['auc']:.3f})"
+
+
+def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
+    if a and b and a["ok"] and b["ok"]:
+        return f"{a['examples_per_s'] / b['examples_per_s']:.2f}"
+    return "-"
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
