@@ -225,7 +225,7 @@ class Launcher:
                 continue
             training_done_at = training_done_at or time.monotonic()
             for pending in self.restarts.cancel():
-                self._say(f"{pending.name} not restarted: the job has ended")
+                self._not_restarted(pending)
             serving = [tp for tp in self.tasks if tp.running]
             if not serving:
                 return self._finished()
@@ -288,7 +288,7 @@ class Launcher:
         ending = pending.clean and any(tp.returncode == 0 for tp in self.tasks
                                        if tp.task.is_training and tp is not old)
         if self._decided() or ending:
-            self._say(f"{pending.name} not restarted: the job has ended")
+            self._not_restarted(pending)
             return
         old.signal_group(signal.SIGKILL)  # its leftovers could hold the task's port
         try:
@@ -304,6 +304,10 @@ class Launcher:
         pid = proc.pid if proc is not None else "?"
         self._say(f"restarted {pending.name} (pid {pid}; it had ended: {pending.reason}), "
                   f"restart {pending.number} of {self.options.restart.max_restarts}")
+
+    def _not_restarted(self, pending: PendingRestart) -> None:
+        self._say(f"{pending.name} not restarted: the job has ended")
+        self._fates[pending.name] = f"{pending.reason}, not restarted as the job had ended"
 
     def _fail_fast(self) -> int:
         failure = self._first_failure
