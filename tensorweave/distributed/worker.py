@@ -158,14 +158,12 @@ class WorkerService:
 
     def deliver(self, step_id: int, items: list[tuple[str, Any]]) -> None:
         """Tensors other tasks' _Sends pushed here, for this task's _Recvs."""
-        for key, value in items:
-            self.rendezvous.send(step_id, key, value)
+        self.rendezvous.send_many(step_id, items)
 
     def push_tensors(self, req: pb.PushTensorsRequest, tensors: Tensors = ()
                      ) -> tuple[pb.PushTensorsResponse, Tensors]:
         """`deliver` as a service method, for transports that only make calls (gRPC)."""
-        for key, value in zip(req.rendezvous_key, tensors):
-            self.rendezvous.send(req.step_id, key, value)
+        self.rendezvous.send_many(req.step_id, zip(req.rendezvous_key, tensors))
         return pb.PushTensorsResponse(), []
 
     # ---- step / session lifecycle ------------------------------------------------

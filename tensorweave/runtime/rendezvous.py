@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from tensorweave.framework import errors
 
@@ -32,21 +32,31 @@ class LocalRendezvous:
         self._aborted: collections.OrderedDict[int, BaseException] = collections.OrderedDict()
 
     def send(self, step_id: int, key: str, value: Any) -> None:
+        self.send_many(step_id, ((key, value),))
+
+    def send_many(self, step_id: int, items: Iterable[tuple[str, Any]]) -> None:
+        """Sends several tensors of one step (a pushed frame) under one lock; the
+        receivers already waiting are called back after it is released."""
+        ready: list[tuple[Callback, Any]] = []
+        duplicate = None
         with self._lock:
             if step_id in self._aborted:
                 return
-            waiters = self._waiters.get((step_id, key))
-            if waiters:
-                cb = waiters.pop(0)
-                if not waiters:
-                    del self._waiters[(step_id, key)]
-            else:
-                if (step_id, key) in self._values:
-                    raise errors.InternalError(None, None, f"Duplicate send of {key} in step "
-                                               f"{step_id}")
-                self._values[(step_id, key)] = value
-                return
-        cb(value)
+            for key, value in items:
+                waiters = self._waiters.get((step_id, key))
+                if waiters:
+                    ready.append((waiters.pop(0), value))
+                    if not waiters:
+                        del self._waiters[(step_id, key)]
+                elif (step_id, key) in self._values:
+                    duplicate = duplicate or key
+                else:
+                    self._values[(step_id, key)] = value
+        for cb, value in ready:
+            cb(value)
+        if duplicate is not None:
+            raise errors.InternalError(None, None, f"Duplicate send of {duplicate} in step "
+                                       f"{step_id}")
 
     def recv_async(self, step_id: int, key: str, callback: Callback) -> None:
         """Calls `callback(value)` once the value is sent (or with the abort error)."""

@@ -46,16 +46,17 @@ def _(*, tensor_type: _dt.DType, shape: Any, **attrs: Any) -> Any:
 def _(ctx: Any, step: Any, done: Any, *, tensor_name: str, send_device: str,
       recv_device: str, tensor_type: _dt.DType, shape: Any) -> None:
     once = threading.Lock()
-    token: list[Any] = [None]
 
     def finish(value: Any) -> None:
         if once.acquire(blocking=False):  # the value or a cancellation, whichever is first
-            step.deregister_cancel(token[0])
             done(value)
 
-    token[0] = step.register_cancel(finish)
     step.rendezvous.recv_async(make_key(send_device, recv_device, tensor_name), send_device,
                                finish)
+    if not once.locked():
+        # Still waiting: a cancelled step must wake it. (Not deregistered once the value
+        # comes: the callback then does nothing, and it goes with the step.)
+        step.register_cancel(finish)
 
 
 recv_op.no_gradient()

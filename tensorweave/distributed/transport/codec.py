@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,7 +33,7 @@ from tensorweave.distributed.transport import buffers
 from tensorweave.framework import dtypes
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "TensorAssembler", "TensorHeader", "decode", "encode",
-           "header_for"]
+           "header_for", "view_in", "wire_view"]
 
 # 0.5-1 MiB measured best over gRPC on loopback (bench/transfer.py): chunks
 # this size stay in cache through gRPC's copies; 4 and 16 MiB were slower.
@@ -49,6 +50,8 @@ _ENUM_BY_NP = {np.dtype(d.as_numpy_dtype): d.as_datatype_enum for d in _FIXED}
 _NP_BY_ENUM = {e: np.dtype(t).newbyteorder("<") for t, e in _ENUM_BY_NP.items()}
 _WIRE_ENUMS = frozenset(_NP_BY_ENUM) | {_STRING_ENUM}
 _LENGTH = np.dtype("<u8")
+# Native arrays are already in wire order here (the fast paths below need this).
+_WIRE_IS_NATIVE = sys.byteorder == "little"
 
 
 def encode(array: Any, chunk_bytes: int = DEFAULT_CHUNK_BYTES
@@ -98,6 +101,59 @@ def header_for(array: np.ndarray) -> TensorHeader:
         24
     """
     return encode(array, chunk_bytes=1 << 62)[0]
+
+
+def wire_view(array: Any) -> tuple[int, memoryview] | None:
+    """(dtype enum, payload) of an array whose memory is already its wire payload.
+
+    The fast path of `encode` for the common case, a non-empty C-contiguous
+    ndarray of a fixed-size type in little-endian order: no header object, no
+    chunk list. None for anything else (then use `encode`).
+
+    Example:
+        >>> enum, payload = wire_view(np.zeros((2, 3), np.float32))
+        >>> payload.nbytes
+        24
+    """
+    if type(array) is not np.ndarray or not _WIRE_IS_NATIVE or not array.flags.c_contiguous \
+            or not array.size:
+        return None
+    enum = _ENUM_BY_NP.get(array.dtype)
+    if enum is None:
+        return None
+    return enum, memoryview(array).cast("B")  # type: ignore[arg-type]
+
+
+def view_in(raw: bytearray, offset: int, header: TensorHeader) -> np.ndarray | None:
+    """The numeric tensor `header` describes, as a view of `raw` at `offset`.
+
+    The fast path of `decode` for tensors received together into one buffer:
+    no copy, no allocation of its own (the arrays keep `raw` alive). None when
+    the tensor is a string tensor, empty, or not aligned for its type at
+    `offset` (then decode that slice with `decode`).
+
+    Raises:
+        ValueError: if the header is malformed or runs past the end of `raw`.
+
+    Example:
+        >>> raw = bytearray(np.arange(3, dtype=np.int32).tobytes())
+        >>> view_in(raw, 0, header_for(np.zeros(3, np.int32)))
+        array([0, 1, 2], dtype=int32)
+    """
+    np_dtype = _NP_BY_ENUM.get(header.dtype)
+    if np_dtype is None or not _WIRE_IS_NATIVE:
+        return None
+    shape = _checked_shape(header)
+    count = math.prod(shape)
+    if header.nbytes != count * np_dtype.itemsize:
+        raise ValueError(f"Tensor header says nbytes={header.nbytes}, but shape {shape} of "
+                         f"{np_dtype} needs {count * np_dtype.itemsize} bytes")
+    if offset + header.nbytes > len(raw):
+        raise ValueError(f"Tensor payload overflows: {offset + header.nbytes} bytes needed, "
+                         f"{len(raw)} received")
+    if not count or offset % np_dtype.itemsize:
+        return None
+    return np.frombuffer(raw, np_dtype.newbyteorder("="), count, offset).reshape(shape)
 
 
 def decode(header: TensorHeader, chunks: Iterable[Any]) -> np.ndarray:
@@ -249,7 +305,7 @@ def _checked_shape(header: TensorHeader) -> tuple[int, ...]:
         raise ValueError(f"Tensor header has dtype enum {header.dtype}, which is not a "
                          f"transferable type (known: {sorted(_WIRE_ENUMS)})")
     shape = tuple(header.shape)
-    if any(d < 0 for d in shape):
+    if shape and min(shape) < 0:
         raise ValueError(f"Tensor header has a negative dimension in shape {shape}")
     if header.nbytes < 0:
         raise ValueError(f"Tensor header has negative nbytes={header.nbytes}")
