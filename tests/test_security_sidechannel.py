@@ -161,3 +161,15 @@ def test_tls_port_refuses_plain_bytes_and_bad_handshakes(files):
         assert struct.unpack("<q", answer) == (-1,)
     finally:
         server.stop()
+
+
+def test_bulk_handshake_that_stalls_is_dropped(served, monkeypatch):
+    """A bulk connection that announces a digest and never sends it does not hold its
+    thread forever: it is dropped after the handshake timeout."""
+    creds, address, _ = served
+    monkeypatch.setattr(sidechannel, "HANDSHAKE_TIMEOUT_S", 0.5)
+    with socket.create_connection(("127.0.0.1", _port(address)), timeout=15) as sock:
+        if creds.tls:
+            sock = creds.client_context().wrap_socket(sock, server_hostname="localhost")
+        sock.sendall(sidechannel.BULK_TOKEN_MAGIC + b"12")  # 2 of the 32 digest bytes
+        assert _ends(sock)

@@ -155,11 +155,12 @@ class SharedPort:
         self._track(tls, True)
         try:
             head = bytearray(len(bulk.MAGIC))
-            bulk.recv_exactly_into(tls, memoryview(head))
+            bulk.recv_exactly_into(tls, memoryview(head))  # within the handshake's timeout
             if bytes(head) in (bulk.MAGIC, sidechannel.BULK_TOKEN_MAGIC):
                 if sidechannel.check_bulk(tls, bytes(head), self._creds, self._task, peer):
                     bulk.serve_bulk(tls, self._offers, self._stopped.is_set)
             else:
+                tls.settimeout(None)
                 self._relay_tls(tls, bytes(head), peer)
         finally:
             self._track(tls, False)

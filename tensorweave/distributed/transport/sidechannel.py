@@ -79,15 +79,14 @@ def _flags(creds: Credentials) -> int:
 
 def accept_tls(conn: socket.socket, creds: Credentials, task: str, peer: str
                ) -> ssl.SSLSocket | None:
-    """Server side of TLS on `conn`; None (logged, closed by the caller) when refused."""
+    """Server side of TLS on `conn`; None (logged, closed by the caller) when refused.
+    The socket keeps the handshake's timeout until the caller has read what follows."""
     conn.settimeout(HANDSHAKE_TIMEOUT_S)
     try:
-        tls = creds.server_context().wrap_socket(conn, server_side=True)
+        return creds.server_context().wrap_socket(conn, server_side=True)
     except (ssl.SSLError, OSError) as e:
         log_refused(task, peer, f"TLS handshake failed ({reason(e)})")
         return None
-    tls.settimeout(None)
-    return tls
 
 
 def reason(e: BaseException) -> str:
@@ -98,7 +97,13 @@ def reason(e: BaseException) -> str:
 
 def check_bulk(conn: Any, first: bytes, creds: Credentials, task: str, peer: str) -> bool:
     """Whether a bulk connection that began with `first` (consumed) may pull."""
-    digest = _recv_exactly(conn, _DIGEST) if first == BULK_TOKEN_MAGIC else b""
+    conn.settimeout(HANDSHAKE_TIMEOUT_S)  # a digest that never comes frees the thread
+    try:
+        digest = _recv_exactly(conn, _DIGEST) if first == BULK_TOKEN_MAGIC else b""
+    except OSError:
+        log_refused(task, peer, "bulk connection that did not finish its handshake")
+        return False
+    conn.settimeout(None)
     if creds.token and not digest:
         log_refused(task, peer, "bulk connection without the auth token")
         return False
