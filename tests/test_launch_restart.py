@@ -140,13 +140,15 @@ def test_backoff_doubles_up_to_its_cap_and_counts_per_task():
 def test_restarts_used_up_fail_the_job_with_a_clear_message(tmp_path):
     r = _launch(tmp_path, "--ps", "1", "--workers", "2", "--restart", "worker=on-failure",
                 "--max-restarts", "2", "--restart-backoff", "0.1", "--kill-grace", "2",
-                mode="worker_fails")
+                "--logdir", str(tmp_path / "logs"), mode="worker_fails")
     assert r.returncode == 3, r.stderr
     assert "restarting worker 1 (exit code 3) in 0.1s, restart 1 of 2" in r.stderr
     assert "restarting worker 1 (exit code 3) in 0.2s, restart 2 of 2" in r.stderr
     assert ("worker 1 exit code 3 after 2 restart(s), the most --max-restarts 2 allows; "
             "not restarting it") in r.stderr
     assert "[worker 1] start 3" in r.stdout and "start 4" not in r.stdout
+    # A restarted task's log continues.
+    assert (tmp_path / "logs" / "worker-1.log").read_text() == "start 1\nstart 2\nstart 3\n"
     starts = _starts(tmp_path)
     assert len(starts["worker-1"]) == 3 and len(starts["ps-0"]) == 1  # ps: never
     _assert_gone({p for pids in starts.values() for p in pids})
