@@ -19,6 +19,9 @@ from tensorweave.launch.credentials import write_cluster_certificates
 from tensorweave.testing.cluster import cluster_dict
 
 
+_servers: list = []  # the `served` fixture's server, for the tests that look inside it
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     return write_cluster_certificates(str(tmp_path_factory.mktemp("creds")), ["localhost"])
@@ -33,9 +36,11 @@ def served(request, files):
         key=files["tls.key"] if tls else None, token_file=files["token"])
     spec = cluster_dict(0, 1)
     server = Server(spec, "worker", 0, credentials=creds, exit_when_done=False)
+    _servers.append(server)
     try:
         yield creds, spec["worker"][0], server.task
     finally:
+        _servers.remove(server)
         server.stop()
 
 
@@ -173,3 +178,24 @@ def test_bulk_handshake_that_stalls_is_dropped(served, monkeypatch):
             sock = creds.client_context().wrap_socket(sock, server_hostname="localhost")
         sock.sendall(sidechannel.BULK_TOKEN_MAGIC + b"12")  # 2 of the 32 digest bytes
         assert _ends(sock)
+
+
+def test_dialling_the_private_grpc_socket_skips_nothing(served):
+    """A process of the host that finds the task's private gRPC socket (abstract
+    sockets are listed in /proc/net/unix) and dials it directly, skipping the port's
+    TLS and sending no token, is refused by the servers' guard."""
+    from tensorweave.distributed.protocol import service_pb2 as pb
+    from tensorweave.distributed.protocol.methods import SERVICES, WORKER_SERVICE
+    from tensorweave.distributed.transport import rpc
+    from tensorweave.distributed.transport.grpc_peer import GrpcListener
+
+    creds, address, task = served
+    server = next(s for s in _servers if s.task == task)
+    (listener,) = [li for li in server._listeners if isinstance(li, GrpcListener)]
+    private = listener._front._grpc_socket.lstrip("\0")
+    client = rpc.Client(f"unix-abstract:{private}", WORKER_SERVICE, SERVICES[WORKER_SERVICE])
+    try:
+        with pytest.raises(errors.UnauthenticatedError, match=task):
+            client.call("get_status", pb.GetStatusRequest(), [], timeout=15)
+    finally:
+        client.close()
