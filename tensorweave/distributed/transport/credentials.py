@@ -80,7 +80,8 @@ class Credentials:
     key: bytes = b""
     token: bytes = b""
     server_name: str | None = None
-    _contexts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _contexts: dict = field(default_factory=dict, init=False, compare=False, hash=False,
+                            repr=False)
 
     def __post_init__(self) -> None:
         given = [bool(self.ca), bool(self.cert), bool(self.key)]
