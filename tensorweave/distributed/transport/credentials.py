@@ -63,7 +63,7 @@ def _read(path: str, what: str) -> bytes:
                          "or unset the variable.") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Credentials:
     """A process's credentials for the cluster's connections (both directions).
 
@@ -105,6 +105,9 @@ class Credentials:
     def token_matches(self, digest: bytes) -> bool:
         """Constant-time comparison of a peer's digest with ours."""
         return hmac.compare_digest(digest, self.digest)
+
+    def __repr__(self) -> str:  # never the key or the token (logs, tracebacks)
+        return f"Credentials({self.describe()}, server_name={self.server_name!r})"
 
     def describe(self) -> str:
         parts = (["mutual TLS"] if self.tls else []) + (["auth token"] if self.token else [])
