@@ -195,7 +195,7 @@ def _job_of(pid: int) -> str | None:
 
 
 def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path):
-    """`--restart on-failure`: SIGKILL the ps at global step >= 100 of 400; the launcher
+    """`--restart on-failure`: SIGKILL the ps at global step >= 100 of 600; the launcher
     restarts it on its port, the workers re-create their sessions, the chief restores
     the last checkpoint, training finishes, exit 0, no process left."""
     err_file = tmp_path / "stderr.txt"
@@ -203,7 +203,7 @@ def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path):
         proc = subprocess.Popen(
             [sys.executable, "-m", "tensorweave", "launch", "--restart", "on-failure",
              "--progress-interval", "0.2", "--", sys.executable, "examples/trainer.py",
-             "--train_steps=400", "--hidden=16", f"--checkpoint_dir={tmp_path / 'ckpt'}",
+             "--train_steps=600", "--hidden=16", f"--checkpoint_dir={tmp_path / 'ckpt'}",
              "--save_checkpoint_steps=40", "--log_every=10"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=err_out, text=True)
     out: list[str] = []
