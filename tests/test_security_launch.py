@@ -168,8 +168,8 @@ def test_certs_writes_a_ca_a_certificate_for_the_hosts_and_a_token(tmp_path):
 
 
 def test_server_flags_name_a_missing_file(tmp_path, capsys, monkeypatch):
-    for name in (C.CA_ENV, C.CERT_ENV, C.KEY_ENV):  # main() sets them for this process
-        monkeypatch.delenv(name, raising=False)
+    for name in (C.CA_ENV, C.CERT_ENV, C.KEY_ENV):  # main() sets them for this process:
+        monkeypatch.setenv(name, "")  # so that monkeypatch restores them afterwards
     code = main(["server", "--job", "ps", "--task", "0", "--cluster",
                  '{"ps": ["localhost:1"]}', "--tls-ca", str(tmp_path / "nope.crt"),
                  "--tls-cert", str(tmp_path / "c"), "--tls-key", str(tmp_path / "k")])
