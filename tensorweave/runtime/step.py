@@ -35,6 +35,7 @@ class StepState:
         self._next_token = itertools.count()
         self.function_runner: Any = None  # set by the executor for functional ops
         self._end_callbacks: list[Callable[[], None]] = []
+        self.held_gates: set[Any] = set()  # update gates this step holds (update_gate.py)
 
     @property
     def cancelled(self) -> BaseException | None:

@@ -44,12 +44,10 @@ Example:
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 import time
 import weakref
-from collections.abc import Iterator
 from typing import Any
 
 from tensorweave.framework import errors
@@ -192,8 +190,7 @@ def step_token(step: Any) -> int:
     return token
 
 
-@contextlib.contextmanager
-def gated_update(resource: Any) -> Iterator[None]:
+def gated_update(resource: Any) -> "_GatedUpdate":
     """Context manager for update kernels: holds `resource`'s task gate in shared mode.
 
     Within a step the hold lasts until the step ends (see the module docstring);
@@ -203,30 +200,57 @@ def gated_update(resource: Any) -> Iterator[None]:
         >>> with gated_update(var):
         ...     np.add(var.value, delta, out=var.value)
     """
-    gate = _VAR_GATE.get(id(resource))
-    ref = getattr(_tls, "step", None)
-    step = ref() if ref is not None else None
-    if gate is None or step is None:
+    return _GatedUpdate(resource)
+
+
+class _GatedUpdate:
+    """`gated_update`'s context manager (a class: update kernels enter one per call)."""
+
+    __slots__ = ("_resource", "_release")
+
+    def __init__(self, resource: Any) -> None:
+        self._resource = resource
+        self._release: tuple[UpdateGate, int] | None = None
+
+    def __enter__(self) -> None:
+        gate = _VAR_GATE.get(id(self._resource))
         if gate is None:
-            yield
             return
-        token = next(_tokens)
-        gate.acquire_shared(token)
-        try:
-            yield
-        finally:
+        ref = getattr(_tls, "step", None)
+        step = ref() if ref is not None else None
+        if step is None:
+            token = next(_tokens)
+            gate.acquire_shared(token)
+            self._release = (gate, token)
+        else:
+            _hold_for_step(gate, step)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._release is not None:
+            gate, token = self._release
+            self._release = None
             gate.release_shared(token)
-        return
+
+
+def _hold_for_step(gate: UpdateGate, step: Any) -> None:
+    held = getattr(step, "held_gates", None)  # StepState's: the gates this step holds
+    if held is not None and gate in held:
+        return  # this step's later updates on this task: the hold it took still stands
     token = step_token(step)
     if gate.acquire_shared(token):
         # First hold of this step on this task: release when the step ends here (the
         # runtime calls step.end()), is cancelled, or, as a last resort, is freed.
-        step.add_end_callback(lambda g=gate, t=token: g.release_shared(t))
-        step.register_cancel(lambda _e, g=gate, t=token: g.release_shared(t))
+        def release(_e: Any = None, g: UpdateGate = gate, t: int = token) -> None:
+            if held is not None:
+                held.discard(g)
+            g.release_shared(t)
+        step.add_end_callback(release)
+        step.register_cancel(release)
         weakref.finalize(step, gate.release_shared, token)
+        if held is not None:
+            held.add(gate)
     else:
         gate.release_shared(token, all_holds=False)  # keep exactly one hold per step
-    yield
 
 
 __all__ = ["UpdateGate", "gated_update", "note_variable", "step_token", "update_gate"]

@@ -43,6 +43,39 @@ def _dedup(indices: np.ndarray, grad: np.ndarray, nrows: int,
     return uniq, summed
 
 
+_NO_LOCK = contextlib.nullcontext()
+# Elements per slice of a big dense update: a slice of the variable, its slots, the
+# gradient and the rule's temporaries (~6 x 128 KiB in float32) stay in the core's L2
+# through the rule's 4-8 NumPy passes, which otherwise each stream the whole arrays
+# through memory (784x2048 Adagrad: 4.3 ms -> see the commit).
+_SLICE = 1 << 15
+
+
+def _as_scalar(value: Any) -> Any:
+    if type(value) is np.ndarray and value.ndim == 0:
+        return value
+    return np.asarray(value).reshape(())
+
+
+def _apply_dense(rule: Rule, arrays: dict[str, np.ndarray], grad: np.ndarray, hyper: dict,
+                 kw: dict) -> None:
+    """Runs an element-wise dense update rule, slice by slice when the arrays are big.
+
+    Every dense rule is element-wise (each element of var and slots depends only on the
+    same element of grad and on scalars), so applying it to matching slices is the same
+    update; in-place writes to the slices land in the variables (C-contiguous arrays,
+    whose flat views are views)."""
+    n = grad.size
+    if n < 4 * _SLICE or not all(a.flags.c_contiguous for a in arrays.values()):
+        rule(arrays, grad, hyper, kw)
+        return
+    flat = {r: a.reshape(-1) for r, a in arrays.items()}
+    g = grad.reshape(-1)
+    for start in range(0, n, _SLICE):
+        end = start + _SLICE
+        rule({r: a[start:end] for r, a in flat.items()}, g[start:end], hyper, kw)
+
+
 def define_apply(op_type: str, inputs: tuple[str, ...], rule: Rule,
                  sparse: bool = False, extra_attrs: dict[str, Any] | None = None,
                  full_rule: Callable[..., None] | None = None) -> Any:
@@ -87,25 +120,30 @@ def define_apply(op_type: str, inputs: tuple[str, ...], rule: Rule,
                              f"{want} for variable {var.name} of shape {var.shape}")
         return var.dtype, var.shape
 
+    # Positions, not a dict per call: a ps applies dozens of these a step.
+    ref_pos = [(r, names.index(r)) for r in refs]
+    hyper_pos = [(h, names.index(h)) for h in hypers]
+    grad_pos = names.index("grad")
+
     @op.kernel("CPU")
     def _(*args: Any, **kw: Any) -> VariableResource:
-        d = dict(zip(names, args))
-        var: VariableResource = d["var"]
-        lock = var.lock if kw["use_locking"] else contextlib.nullcontext()
+        var: VariableResource = args[0]
+        lock = var.lock if kw["use_locking"] else _NO_LOCK
         with gated_update(var), lock:  # a checkpoint sees var and slots from one moment
-            arrays = {r: d[r].read() for r in refs}
+            arrays = {r: args[i].read() for r, i in ref_pos}
             v = arrays["var"]
-            hyper = {h: v.dtype.type(np.asarray(d[h]).reshape(())) for h in hypers}
-            grad = np.asarray(d["grad"]).astype(v.dtype, copy=False)
+            scalar = v.dtype.type
+            hyper = {h: scalar(_as_scalar(args[i])) for h, i in hyper_pos}
+            grad = np.asarray(args[grad_pos]).astype(v.dtype, copy=False)
             if not sparse:
                 for r, a in arrays.items():
                     if a.shape != v.shape or grad.shape != v.shape:
                         raise errors.InvalidArgumentError(
                             None, None, f"{op_type}: shapes differ: var {var.name} "
                             f"{list(v.shape)}, {r} {list(a.shape)}, grad {list(grad.shape)}")
-                rule(arrays, grad, hyper, kw)
+                _apply_dense(rule, arrays, grad, hyper, kw)
                 return var
-            idx, grad = _dedup(d["indices"], grad, v.shape[0], var.name)
+            idx, grad = _dedup(args[names.index("indices")], grad, v.shape[0], var.name)
             if full_rule is not None:
                 full_rule(arrays, idx, grad, hyper, kw)
             elif idx.size:
