@@ -290,7 +290,7 @@ if __name__ == "__main__":
     parser.add_argument("--save_checkpoint_steps", type=int, default=500)
     parser.add_argument("--examples_per_worker", type=int, default=20000)
     parser.add_argument("--eval_examples", type=int, default=4000)
-    parser.add_argument("--wide_learning_rate", type=float, default=0.5)
+    parser.add_argument("--wide_learning_rate", type=float, default=1.0)
     parser.add_argument("--deep_learning_rate", type=float, default=0.2)
     parser.add_argument("--log_every", type=int, default=100)
     FLAGS, unparsed = parser.parse_known_args()
