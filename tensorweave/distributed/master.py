@@ -58,6 +58,7 @@ class MasterSession:
         self._plans: dict[tuple, list[_Part]] = {}
         self._lock = threading.Lock()
         self._registered: set[str] = set()
+        self._incarnations: dict[str, int] = {}  # task -> incarnation at first registration
         self._running: dict[int, list[_Part]] = {}  # step id -> parts, for close()
         self._running_lock = threading.Lock()  # not _lock: planning may wait for tasks
         self._closed = False
@@ -117,6 +118,7 @@ class MasterSession:
     def _register(self, p: Partition) -> _Part:
         from tensorweave.framework.graph_io import graph_to_graph_def
         worker = self.master.worker(p.task)
+        self._check_incarnation(p.task, worker)
         req = pb.RegisterGraphRequest(
             session_handle=self.handle, graph_def=graph_to_graph_def(p.graph),
             isolate_session_state=self.config.isolate_session_state,
@@ -124,6 +126,18 @@ class MasterSession:
         resp, _ = worker.call("register_graph", req)
         self._registered.add(p.task)
         return _Part(p.task, worker, resp.graph_handle, list(p.feeds), list(p.fetches))
+
+    def _check_incarnation(self, task: str, worker: Any) -> None:
+        """A task that restarted since this session first registered a graph there has
+        lost the session's state: refuse to register more (AbortedError, as TF's
+        workers answer for a session they do not know), so an old session's late ops
+        (a queue runner's close on stop) cannot act on the new task's fresh resources."""
+        status, _ = worker.call("get_status", pb.GetStatusRequest(), timeout=10.0)
+        known = self._incarnations.setdefault(task, status.incarnation)
+        if known != status.incarnation:
+            raise errors.AbortedError(
+                None, None, f"Task {task} restarted since session {self.handle} first used "
+                "it (its state is gone): the session must be re-created.")
 
     # ---- running -----------------------------------------------------------------
     def run(self, req: pb.RunStepRequest, tensors: Tensors) -> tuple[pb.RunStepResponse, Tensors]:

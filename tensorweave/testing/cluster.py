@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -30,12 +31,18 @@ def cluster_dict(ps: int, workers: int, extra: dict[str, int] | None = None
     return {j: [f"localhost:{next(ports)}" for _ in range(n)] for j, n in jobs.items() if n}
 
 
-def _wait_listening(address: str, proc: subprocess.Popen, timeout: float) -> None:
+def _tail(path: str, n: int = 2000) -> str:
+    with open(path, errors="replace") as f:
+        return f.read()[-n:]
+
+
+def _wait_listening(address: str, proc: subprocess.Popen, timeout: float,
+                    log_path: str = "") -> None:
     host, port = address.rsplit(":", 1)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr else ""
+            err = _tail(log_path) if log_path else ""
             raise RuntimeError(f"Server process for {address} exited with code "
                                f"{proc.returncode} before listening:\n{err}")
         try:
@@ -47,48 +54,112 @@ def _wait_listening(address: str, proc: subprocess.Popen, timeout: float) -> Non
 
 
 class LocalCluster:
-    """Starts one server process per task of `spec` (or of ps/workers counts).
+    """Starts one process per task of `spec` (or of ps/workers counts): a bare server,
+    or for the jobs in `programs` that program with TF_CONFIG naming its task.
 
     Args:
         ps, workers: task counts when no `spec` is given.
         spec: a cluster dict {job: [addresses]}.
         in_process: tasks (job, index) NOT to start as processes (the test runs them).
         env: extra environment of the task processes (e.g. TENSORWEAVE_TRANSPORT).
+        programs: {job: argv} run for every task of that job instead of a bare
+            server, e.g. {"chief": [sys.executable, "-m", "my.trainer"]}; the
+            program reads its cluster and task from TF_CONFIG.
+
+    Each process writes stdout and stderr to a log file (`output(job, index)`
+    reads every incarnation's). `kill` sends SIGKILL; `restart` starts a task
+    again on the same port, as an orchestrator would; `wait` waits for all to exit.
+    See `tensorweave.testing.faults` for killing at a step.
+
+    Example:
+        >>> lc = LocalCluster(spec=spec, programs={"chief": trainer, "worker": trainer})
+        >>> with lc:
+        ...     lc.kill("ps", 0); lc.restart("ps", 0)
+        ...     codes = lc.wait(120)
     """
 
     def __init__(self, ps: int = 1, workers: int = 1, spec: dict[str, list[str]] | None = None,
                  in_process: tuple[tuple[str, int], ...] = (),
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None,
+                 programs: dict[str, list[str]] | None = None) -> None:
         self.spec = spec or cluster_dict(ps, workers)
         self.in_process = set(in_process)
         self.env = dict(env or {})
+        self.programs = {job: list(argv) for job, argv in (programs or {}).items()}
+        unknown = set(self.programs) - set(self.spec)
+        if unknown:
+            raise ValueError(f"programs names jobs {sorted(unknown)} that are not in the "
+                             f"cluster {sorted(self.spec)}.")
         self.procs: dict[tuple[str, int], subprocess.Popen] = {}
+        self.logs: dict[tuple[str, int], list[str]] = {}
+        self._logdir = tempfile.TemporaryDirectory(prefix="tw-cluster-")  # gone with self
 
     def start(self) -> "LocalCluster":
         for job, addrs in self.spec.items():
             for i, _ in enumerate(addrs):
                 if (job, i) not in self.in_process:
                     self.start_task(job, i)
-        for (job, i), p in self.procs.items():
-            _wait_listening(self.spec[job][i], p, 30)
+        for (job, i) in list(self.procs):
+            self.wait_task(job, i, 30)
         return self
 
     def start_task(self, job: str, index: int) -> subprocess.Popen:
+        """Starts (job, index)'s process; its output goes to a new log file."""
         env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
-        cmd = [sys.executable, "-m", "tensorweave.testing.cluster", "--job", job, "--task",
-               str(index), "--cluster", json.dumps(self.spec)]
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if job in self.programs:
+            cmd = list(self.programs[job])
+            env["TF_CONFIG"] = json.dumps({"cluster": self.spec,
+                                           "task": {"type": job, "index": index}})
+        else:
+            cmd = [sys.executable, "-m", "tensorweave.testing.cluster", "--job", job, "--task",
+                   str(index), "--cluster", json.dumps(self.spec)]
+        runs = self.logs.setdefault((job, index), [])
+        path = os.path.join(self._logdir.name, f"{job}{index}-{len(runs)}.log")
+        runs.append(path)
+        with open(path, "wb") as out:
+            p = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
         self.procs[(job, index)] = p
         return p
 
     def wait_task(self, job: str, index: int, timeout: float = 30) -> None:
-        _wait_listening(self.spec[job][index], self.procs[(job, index)], timeout)
+        """Waits until (job, index) listens on its port (RuntimeError if it exits first)."""
+        _wait_listening(self.spec[job][index], self.procs[(job, index)], timeout,
+                        self.logs[(job, index)][-1])
 
     def kill(self, job: str, index: int) -> None:
+        """SIGKILL (kill -9) for (job, index)'s process, if it still runs."""
         p = self.procs.pop((job, index), None)
         if p is not None and p.poll() is None:
             p.send_signal(signal.SIGKILL)
             p.wait(10)
+
+    def restart(self, job: str, index: int, timeout: float = 30) -> subprocess.Popen:
+        """Kills (job, index) if alive and starts it again on the same port."""
+        self.kill(job, index)
+        p = self.start_task(job, index)
+        self.wait_task(job, index, timeout)
+        return p
+
+    def output(self, job: str, index: int) -> str:
+        """Everything (job, index) printed, over all its incarnations, oldest first."""
+        return "".join(_tail(path, 1 << 30) for path in self.logs.get((job, index), []))
+
+    def wait(self, timeout: float) -> dict[tuple[str, int], int | None]:
+        """Waits for every task process to exit by itself; returns their exit codes.
+
+        A task restarted meanwhile is waited for in its new process. One still
+        running after `timeout` seconds is killed and gets None.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(
+                p.poll() is None for p in list(self.procs.values())):
+            time.sleep(0.05)
+        codes: dict[tuple[str, int], int | None] = {}
+        for key, p in list(self.procs.items()):
+            codes[key] = p.poll()
+            if codes[key] is None:
+                self.kill(*key)
+        return codes
 
     def target(self, job: str, index: int) -> str:
         return f"grpc://{self.spec[job][index]}"

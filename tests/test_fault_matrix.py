@@ -1,0 +1,68 @@
+"""The fault matrix (issue 13): kill -9 one task of a training job at a seeded random step.
+
+{ps, chief, non-chief worker} x {async, sync with a backup worker}: a job of
+1 ps + 1 chief + 1 worker (`tensorweave.testing.fault_trainer`, a checkpoint
+every SAVE_STEPS global steps) runs on a LocalCluster; a FaultInjector kills one
+task with SIGKILL once the job reaches a step drawn from random.Random(seed)
+and restarts it on the same port, as an orchestrator would. Each case asserts
+that the job completes (the last step is reached), that every process exits by
+itself with code 0 (beyond TF 1.x, whose ps never exits), and that the steps
+lost are at most one checkpoint interval.
+
+The interval is counted in global steps as the chief's CheckpointSaverHook
+sees them: it saves when the step it reads after its own run is SAVE_STEPS past
+the last save, and with 2 replicas the other one's step can land in between, so
+two checkpoints are up to SAVE_STEPS + 1 global steps apart.
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from tensorweave.testing.faults import Fault, FaultInjector
+
+LAST_STEP = 50
+SAVE_STEPS = 5
+STEP_SECS = 0.1  # each replica's pace: a restarted task (~1 s to start) rejoins mid-run
+REPLICAS = 2  # the chief and one worker
+MODES = {"async": [], "sync_backup": ["--sync", "--replicas_to_aggregate", "1"]}
+VICTIMS = {"ps": ("ps", 0), "chief": ("chief", 0), "worker": ("worker", 0)}
+
+
+def _run_case(tmp_path, victim: str, mode: str, seed: int):
+    spec = cluster_dict(1, 1, {"chief": 1})
+    program = [sys.executable, "-m", "tensorweave.testing.fault_trainer",
+               "--checkpoint_dir", str(tmp_path / "ckpt"), "--last_step", str(LAST_STEP),
+               "--save_steps", str(SAVE_STEPS), "--seed", str(seed), "--step_secs", str(STEP_SECS),
+               *MODES[mode]]
+    lc = LocalCluster(spec=spec, programs={job: program for job in spec})
+    fault = Fault.at_random_step(*VICTIMS[victim], seed=seed, low=6, high=LAST_STEP // 2)
+    injector = FaultInjector(lc, [fault], deadline_secs=120).start()  # watches from step 0
+    try:
+        lc.start()
+        injector.wait_injected(120)
+        codes = lc.wait(150)
+    finally:
+        injector.join(10)
+        lc.stop()
+    logs = {f"{job}{i}": lc.output(job, i)[-3000:] for job, i in lc.logs}
+    return fault, injector.records[0], codes, lc, logs
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("victim", sorted(VICTIMS))
+def test_kill_one_task_at_a_random_step_job_completes(tmp_path, victim, mode):
+    seed = 1000 + 10 * sorted(VICTIMS).index(victim) + sorted(MODES).index(mode)
+    fault, record, codes, lc, logs = _run_case(tmp_path, victim, mode, seed)
+    assert record.error is None, (record, logs)
+    assert record.killed_at_step is not None and record.restarted_at is not None, record
+    # every process (the restarted one too) exited by itself, with code 0
+    assert codes == {("ps", 0): 0, ("worker", 0): 0, ("chief", 0): 0}, (codes, logs)
+    assert "done chief:0" in lc.output("chief", 0), logs
+    final = max(int(line.split()[1]) for job, i in lc.logs
+                for line in lc.output(job, i).splitlines() if line.startswith("step "))
+    assert final >= LAST_STEP, logs
+    lost = record.steps_lost(lc)
+    assert lost is not None and lost <= SAVE_STEPS + REPLICAS - 1, (record, lost, logs)
