@@ -96,6 +96,33 @@ def test_sparse_feature_cross_product_order_last_input_fastest():
     assert got.dense_shape.tolist() == [1, 4]
 
 
+def test_sparse_feature_cross_rows_out_of_order_three_inputs_and_negative_ids():
+    # Row 1 comes first in `a`; within a row features keep their order. Row 0 has
+    # 2 x 1 x 2 combinations, row 1 has 1 x 1 x 1; -1 folds in as 2**64 - 1.
+    a = tf.SparseTensor([[1, 0], [0, 0], [0, 1]], tf.constant([7, 1, 2], tf.int64), [2, 2])
+    b = tf.SparseTensor([[0, 0], [1, 0]], ["x", "y"], [2, 1])
+    c = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], tf.constant([-1, 3, 4], tf.int64), [2, 2])
+    got = _run(sparse_feature_cross([a, b, c], num_buckets=97, hash_key=11))
+
+    def cross(*feats):
+        h = 11
+        for f in feats:
+            h = fingerprint_cat64(h, f)
+        return h % 97
+    x, y = fingerprint64("x"), fingerprint64("y")
+    assert got.indices.tolist() == [[0, 0], [0, 1], [0, 2], [0, 3], [1, 0]]
+    assert got.values.tolist() == [cross(1, x, 2**64 - 1), cross(1, x, 3),
+                                   cross(2, x, 2**64 - 1), cross(2, x, 3), cross(7, y, 4)]
+    assert got.dense_shape.tolist() == [2, 4]
+
+
+def test_sparse_feature_cross_names_a_row_outside_the_batch():
+    a = tf.SparseTensor([[0, 0], [3, 0]], ["p", "q"], [2, 1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="input 0 has row 3 outside "
+                                                             "batch 2"):
+        _run(sparse_feature_cross([a, a], num_buckets=5))
+
+
 def test_sparse_feature_cross_rejects_float_values():
     f = tf.SparseTensor([[0, 0]], [1.5], [1, 1])
     with pytest.raises(TypeError, match="string or int64"):

@@ -13,7 +13,6 @@ Example:
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -25,10 +24,11 @@ from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.lookup.fingerprint import fingerprint64, fingerprint_cat64
+from tensorweave.ops.lookup.fingerprint import fingerprints
 
 DEFAULT_HASH_KEY = 0xDECAFCAFFE  # TF's default for sparse_cross_hashed / crossed_column
 _INT64_MAX = (1 << 63) - 1
+_KMUL = np.uint64(0xC6A4A7935BD1E995)  # FingerprintCat64's multiplier
 
 cross_op = define_op("SparseFeatureCross", inputs=("indices*", "values*", "shapes*"),
                      attrs={"num_buckets": REQUIRED, "hash_key": DEFAULT_HASH_KEY})
@@ -50,18 +50,34 @@ def _(indices: list[Tensor], values: list[Tensor], shapes: list[Tensor], *,
             (_dt.int64, TensorShape([2]))]
 
 
-def _rows(idx: Any, vals: Any, batch: int, which: int) -> list[list[int]]:
+def _features(idx: Any, vals: Any, batch: int, which: int) -> tuple[Any, Any, Any]:
+    """One input's features as uint64, grouped by row (stable: a row keeps its order),
+    with each row's count and the offset of its first feature."""
     idx = np.asarray(idx).astype(np.int64).reshape(-1, 2) if np.size(idx) else \
         np.zeros((0, 2), np.int64)
     vals = np.asarray(vals).reshape(-1)
-    rows: list[list[int]] = [[] for _ in range(batch)]
-    for (r, _), v in zip(idx, vals):
-        if not 0 <= r < batch:
-            raise errors.InvalidArgumentError(None, None, f"SparseFeatureCross: input "
-                                              f"{which} has row {r} outside batch {batch}")
-        feat = fingerprint64(v) if isinstance(v, (bytes, str)) else int(v) & ((1 << 64) - 1)
-        rows[int(r)].append(feat)
-    return rows
+    rows = idx[:, 0]
+    bad = (rows < 0) | (rows >= batch)
+    if bad.any():
+        raise errors.InvalidArgumentError(None, None, f"SparseFeatureCross: input {which} "
+                                          f"has row {int(rows[bad][0])} outside batch {batch}")
+    if vals.dtype.kind in "OSU":
+        feats = fingerprints(vals)
+    else:
+        feats = vals.astype(np.int64).view(np.uint64)
+    order = np.argsort(rows, kind="stable")
+    counts = np.bincount(rows, minlength=batch).astype(np.int64)
+    return feats[order], counts, np.cumsum(counts) - counts
+
+
+def _cat64(h: Any, feat: Any) -> Any:
+    """FingerprintCat64 of arrays (uint64 arithmetic wraps mod 2**64 as TF's does)."""
+    def shift_mix(v: Any) -> Any:
+        return v ^ (v >> np.uint64(47))
+    result = h ^ _KMUL
+    result ^= shift_mix(feat * _KMUL) * _KMUL
+    result = shift_mix(result * _KMUL) * _KMUL
+    return shift_mix(result)
 
 
 @cross_op.kernel("CPU")
@@ -72,20 +88,26 @@ def _(indices: list[Any], values: list[Any], shapes: list[Any], *, num_buckets: 
         raise errors.InvalidArgumentError(None, None, f"SparseFeatureCross: inputs have "
                                           f"different batch sizes {sorted(batches)}")
     batch = batches.pop()
-    per_input = [_rows(i, v, batch, k) for k, (i, v) in enumerate(zip(indices, values))]
-    mod = int(num_buckets) if num_buckets > 0 else _INT64_MAX
-    out_idx, out_val, width = [], [], 0
-    for r in range(batch):
-        combos = itertools.product(*[feats[r] for feats in per_input])
-        for n, combo in enumerate(combos):
-            h = int(hash_key) & ((1 << 64) - 1)
-            for feat in combo:
-                h = fingerprint_cat64(h, feat)
-            out_idx.append((r, n))
-            out_val.append(h % mod)
-            width = max(width, n + 1)
-    idx = np.asarray(out_idx, dtype=np.int64).reshape(-1, 2)
-    return idx, np.asarray(out_val, dtype=np.int64), np.asarray([batch, width], np.int64)
+    inputs = [_features(i, v, batch, k) for k, (i, v) in enumerate(zip(indices, values))]
+    # Row r has prod_k counts_k[r] combinations; combination n picks, from input k, the
+    # digit (n // stride_k[r]) % counts_k[r], the last input varying fastest.
+    totals = np.prod([c for _, c, _ in inputs], axis=0) if batch else np.zeros(0, np.int64)
+    rows = np.repeat(np.arange(batch, dtype=np.int64), totals)
+    n = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(totals) - totals, totals)
+    h = np.full(len(rows), int(hash_key) & ((1 << 64) - 1), dtype=np.uint64)
+    stride = np.ones(len(rows), dtype=np.int64)
+    picks = []
+    for feats, counts, starts in reversed(inputs):
+        c = counts[rows]
+        picks.append(feats[starts[rows] + (n // stride) % np.maximum(c, 1)])
+        stride = stride * c
+    with np.errstate(over="ignore"):
+        for feat in reversed(picks):
+            h = _cat64(h, feat)
+    mod = np.uint64(int(num_buckets) if num_buckets > 0 else _INT64_MAX)
+    width = int(totals.max()) if len(rows) else 0
+    return (np.stack([rows, n], axis=1), (h % mod).astype(np.int64),
+            np.asarray([batch, width], np.int64))
 
 
 cross_op.no_gradient()
