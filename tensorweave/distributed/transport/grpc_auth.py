@@ -152,10 +152,11 @@ def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpErr
             sock = creds.client_context().wrap_socket(
                 raw, server_hostname=creds.server_name or host)
         except ssl.SSLCertVerificationError as e:
+            why = sidechannel.reason(e)
+            if "hostname" in why.lower():
+                why += f"; {SERVER_NAME_ENV} sets the name its certificate must have"
             return refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
-                           f"against this process's CA ({sidechannel.reason(e)}; "
-                           f"{SERVER_NAME_ENV} names the host its certificate must name)",
-                           TLS_HINT)
+                           f"against this process's CA ({why})", TLS_HINT)
         except (ssl.SSLError, OSError) as e:
             if "ALERT" in str(getattr(e, "reason", "")):
                 return _not_accepted(who, e)
