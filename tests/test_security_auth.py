@@ -198,3 +198,25 @@ def test_worker_task_without_credentials_is_refused_and_the_chief_trains_on(tmp_
     out = result.outputs["worker1"]
     assert "UnauthenticatedError" in out and "/job:ps/replica:0/task:0" in out, out[-2000:]
     assert C.CA_ENV in out
+
+
+@pytest.mark.parametrize("transport", ["grpc", "unix"])
+def test_server_name_lets_one_certificate_serve_every_host(tmp_path, client_credentials,
+                                                           transport, monkeypatch):
+    """A certificate that names only the cluster (as a Kubernetes Secret shared by every
+    pod would) fails the host check of the address dialled, unless
+    TENSORWEAVE_TLS_SERVER_NAME says which name to check."""
+    from tensorweave.launch.credentials import CertificateAuthority
+    ca = CertificateAuthority()
+    cert, key = ca.issue("every task", [], local=False)
+    for name, data in (("ca.crt", ca.cert_pem), ("tls.crt", cert), ("tls.key", key)):
+        (tmp_path / name).write_bytes(data)
+    files = {n: str(tmp_path / n) for n in ("ca.crt", "tls.crt", "tls.key")}
+    env = {**_env(files), C.SERVER_NAME_ENV: C.CLUSTER_NAME}
+    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", transport)
+    with LocalCluster(ps=1, workers=1, env={**env, "TENSORWEAVE_TRANSPORT": transport}) as lc:
+        _assert_refused(lc.target("worker", 0), C.Credentials.from_env(_env(files)),
+                        client_credentials, tf.errors.PermissionDeniedError,
+                        "certificate", "ostname")
+        assert _read_variable(lc.target("worker", 0), C.Credentials.from_env(env),
+                              client_credentials) == 3.0

@@ -97,9 +97,10 @@ class CertificateAuthority:
     def cert_pem(self) -> bytes:
         return self._cert.public_bytes(serialization.Encoding.PEM)
 
-    def issue(self, common_name: str, hosts: Iterable[str]) -> tuple[bytes, bytes]:
-        """A (certificate PEM, private key PEM) for a task reachable at `hosts`
-        (also valid for localhost and the cluster name); usable as server and client."""
+    def issue(self, common_name: str, hosts: Iterable[str], local: bool = True
+              ) -> tuple[bytes, bytes]:
+        """A (certificate PEM, private key PEM) for a task reachable at `hosts` (and, with
+        `local`, at localhost) and named `CLUSTER_NAME`; usable as server and client."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.timezone.utc)
         cert = (
@@ -109,7 +110,8 @@ class CertificateAuthority:
             .not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(days=_VALID_DAYS))
             .add_extension(x509.SubjectAlternativeName(
-                _alt_names([*hosts, *_LOCAL_NAMES])), critical=False)
+                _alt_names([*hosts, *(_LOCAL_NAMES if local else [CLUSTER_NAME])])),
+                critical=False)
             .add_extension(x509.ExtendedKeyUsage(
                 [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
                 critical=False)
