@@ -38,8 +38,9 @@ from tensorweave.ops.array.array_ops import fill
 from tensorweave.ops.control_flow.control_flow_ops import group
 from tensorweave.ops.array.core_ops import no_op
 from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue
+from tensorweave.framework.device import device_task
 from tensorweave.ops.data_flow.accumulator_ops import (
-    ConditionalAccumulator, SparseConditionalAccumulator)
+    ConditionalAccumulator, SparseConditionalAccumulator, from_replica)
 from tensorweave.ops.array.array_ops import expand_dims
 from tensorweave.ops.math.math_ops import maximum
 from tensorweave.ops.state.state_ops import assign, assign_add
@@ -48,6 +49,7 @@ from tensorweave.ops.state.variable_initializers import report_uninitialized_var
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.queue_runner import QueueRunner
 from tensorweave.train.session_run_hook import SessionRunHook
+from tensorweave.train.sync_replicas_watch import ReplicaWatch
 
 log = logging.getLogger("tensorweave.sync_replicas")
 # Ops the chief runs when training ends normally (tensorweave-specific collection).
@@ -122,6 +124,7 @@ class SyncReplicasOptimizer(Optimizer):
         self._global_step = global_step
         gs_dtype = global_step.dtype.base_dtype
         anchor = no_op(name="sync_local_anchor")  # takes the worker device of the scope
+        self._replica = _replica_name(anchor.device)
         with device_scope(anchor.device):
             self._local_step = Variable(0, trainable=False, dtype=gs_dtype,
                                         collections=[GraphKeys.LOCAL_VARIABLES],
@@ -170,10 +173,10 @@ class SyncReplicasOptimizer(Optimizer):
                 self._end_op = queue.close(cancel_pending_enqueues=True)
             # The Supervisor runs these when the chief ends training normally.
             add_to_collection(END_OF_TRAINING_OPS, self._end_op)
-            departures = [assign_add(self._departed, 1)]
+            departures: list[Any] = [assign_add(self._departed, 1)]
             for accum, dev in self._accumulators:
                 with device_scope(dev):
-                    departures.append(accum.replica_departed())
+                    departures.append(from_replica(accum.replica_departed(), self._replica))
             self._departed_op = group(*departures, name="replica_departed")
             # Every worker runs this when it ends normally: the others stop waiting for it.
             add_to_collection(REPLICA_DONE_OPS, self._departed_op)
@@ -187,12 +190,15 @@ class SyncReplicasOptimizer(Optimizer):
         if isinstance(grad, Tensor):
             accum: Any = ConditionalAccumulator(grad.dtype, shape=var.get_shape(),
                                                shared_name=shared)
-            train_ops.append(accum.apply_grad(grad, local_step=self._local_step))
+            train_ops.append(from_replica(accum.apply_grad(grad, local_step=self._local_step),
+                                          self._replica))
             out: Any = accum.take_grad(self._replicas_to_aggregate)
         elif isinstance(grad, IndexedSlices):
             accum = SparseConditionalAccumulator(grad.dtype, shape=var.get_shape(),
                                                  shared_name=shared)
-            train_ops.append(accum.apply_indexed_slices_grad(grad, local_step=self._local_step))
+            train_ops.append(from_replica(
+                accum.apply_indexed_slices_grad(grad, local_step=self._local_step),
+                self._replica))
             out = accum.take_indexed_slices_grad(self._replicas_to_aggregate)
         else:
             raise ValueError(f"Unknown gradient type {type(grad).__name__} for {var.name}")
@@ -281,8 +287,17 @@ class SyncReplicasOptimizer(Optimizer):
         return self._opt.variables()
 
 
+def _replica_name(device: str) -> str:
+    """The task a replica's ops run on ("/job:worker/replica:0/task:1"), for reports."""
+    try:
+        return device_task(device)
+    except ValueError:  # no job or task in the scope: name what there is
+        return device
+
+
 class _SyncReplicasOptimizerHook(SessionRunHook):
-    """Runs the local init, the chief's initial tokens and its queue runner."""
+    """Runs the local init, the chief's initial tokens and its queue runner; the chief
+    also watches its steps for missing replicas (sync_replicas_watch)."""
 
     def __init__(self, opt: SyncReplicasOptimizer, is_chief: bool, num_tokens: int) -> None:
         self._opt = opt
@@ -298,6 +313,9 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
         self._init_tokens = opt.get_init_tokens_op(self._num_tokens) if self._is_chief \
             else None
         self._end_op = opt.end_of_training_op() if self._is_chief else None
+        self._watch = ReplicaWatch(
+            opt._accumulators[0][0].replica_status(), opt._global_step,
+            opt._replicas_to_aggregate, opt._total_num_replicas) if self._is_chief else None
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         deadline = time.monotonic() + 60.0
@@ -314,6 +332,16 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             session.run(self._init_tokens)
         if self._q_runner is not None:
             self._q_runner.create_threads(session, coord=coord, daemon=True, start=True)
+        if self._watch is not None:
+            self._watch.start(session, coord)
+
+    def before_run(self, run_context: Any) -> None:
+        if self._watch is not None:
+            self._watch.step_started()
+
+    def after_run(self, run_context: Any, run_values: Any) -> None:
+        if self._watch is not None:
+            self._watch.step_ended()
 
     def end(self, session: Any) -> None:
         try:

@@ -65,19 +65,58 @@ def _simple_op(op_type: str, inputs: tuple[str, ...], out: Any, fn: Any) -> None
     op.no_gradient()
 
 
-_simple_op("AccumulatorApplyGradient", ("&handle", "local_step", "gradient"),
-           lambda dtype: [], lambda acc, step, g: acc.apply(int(step), g))
-_simple_op("SparseAccumulatorApplyGradient",
-           ("&handle", "local_step", "gradient_indices", "gradient_values", "gradient_shape"),
-           lambda dtype: [],
-           lambda acc, step, i, v, s: acc.apply(int(step), i, v, s if np.size(s) else None))
 _simple_op("AccumulatorNumAccumulated", ("&handle",),
            lambda dtype: (_dt.int32, TensorShape([])),
            lambda acc: np.int32(acc.num_accumulated()))
 _simple_op("AccumulatorSetGlobalStep", ("&handle", "new_global_step"),
            lambda dtype: [], lambda acc, s: acc.set_global_step(int(s)))
-_simple_op("AccumulatorReplicaDeparted", ("&handle",),
-           lambda dtype: [], lambda acc: acc.replica_departed())
+
+# The replica a gradient comes from rides in the node's "_replica" attr (set by
+# SyncReplicasOptimizer to the worker's device; TF ignores "_" attrs), so these
+# kernels read their node: one attr lookup, cached per node.
+REPLICA_ATTR = "_replica"
+
+
+def _replica_of(ctx: Any) -> str:
+    name = ctx.state.get(REPLICA_ATTR)
+    if name is None:
+        raw = ctx.op._attrs.get(REPLICA_ATTR, "")
+        name = ctx.state[REPLICA_ATTR] = raw.decode() if isinstance(raw, bytes) else str(raw)
+    return name
+
+
+def _replica_op(op_type: str, inputs: tuple[str, ...], fn: Any) -> None:
+    op = define_op(op_type, inputs=inputs, attrs={"dtype": None}, stateful=True)
+    op.shape(lambda *a, dtype: [])
+    op.kernel("CPU", kind="context")(
+        lambda ctx, step, acc, *a, dtype: fn(acc, *a, replica=_replica_of(ctx)))
+    op.no_gradient()
+
+
+_replica_op("AccumulatorApplyGradient", ("&handle", "local_step", "gradient"),
+            lambda acc, step, g, replica: acc.apply(int(step), g, replica=replica))
+_replica_op("SparseAccumulatorApplyGradient",
+            ("&handle", "local_step", "gradient_indices", "gradient_values", "gradient_shape"),
+            lambda acc, step, i, v, s, replica: acc.apply(
+                int(step), i, v, s if np.size(s) else None, replica=replica))
+_replica_op("AccumulatorReplicaDeparted", ("&handle",),
+            lambda acc, replica: acc.replica_departed(replica))
+
+_status_op = define_op("AccumulatorReplicaStatus", inputs=("&handle",), stateful=True)
+_status_op.shape(lambda handle: [(_dt.string, TensorShape([None])),
+                                 (_dt.int64, TensorShape([None])),
+                                 (_dt.float64, TensorShape([None])),
+                                 (_dt.bool, TensorShape([None]))])
+
+
+@_status_op.kernel("CPU")
+def _(acc: AccumulatorBase) -> tuple[np.ndarray, ...]:
+    names, steps, idle, departed = acc.replica_status()
+    return (np.array([n.encode() for n in names], dtype=object),
+            np.array(steps, np.int64), np.array(idle, np.float64), np.array(departed, bool))
+
+
+_status_op.no_gradient()
 
 
 def _take_op(op_type: str, outputs: Any) -> None:
@@ -158,7 +197,22 @@ def _replica_departed(self: "ConditionalAccumulatorBase", name: str | None = Non
     return self._op("AccumulatorReplicaDeparted", [], name, "ReplicaDeparted")
 
 
+def _replica_status(self: "ConditionalAccumulatorBase", name: str | None = None
+                    ) -> tuple[Tensor, ...]:
+    """(replicas, last_steps, idle_secs, departed): per replica that has sent this
+    accumulator a gradient, the local step of its last one, the seconds since, and
+    whether it departed (tensorweave-specific: explains a take_grad that waits)."""
+    return tuple(self._op("AccumulatorReplicaStatus", [], name, "ReplicaStatus").outputs)
+
+
+def from_replica(op: Operation, replica: str) -> Operation:
+    """Marks an apply_grad / replica_departed op with the replica that runs it."""
+    op._attrs[REPLICA_ATTR] = replica
+    return op
+
+
 ConditionalAccumulatorBase.replica_departed = _replica_departed  # type: ignore[attr-defined]
+ConditionalAccumulatorBase.replica_status = _replica_status  # type: ignore[attr-defined]
 
 
 def _as_int64(value: Any, name: str) -> Tensor:

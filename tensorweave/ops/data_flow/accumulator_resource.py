@@ -7,10 +7,15 @@
 - The sparse variant keeps one running sum per row index; each row is averaged
   over the gradients that touched it, and duplicate indices inside one
   gradient are summed first.
+- Beyond TF: each gradient may name its replica (the worker task that computed
+  it; "" when unnamed); the accumulator keeps, per replica, the step and time of
+  its last gradient and whether it departed, so a stalled take_grad can be explained by
+  name (`replica_status`). One dict update per gradient.
 """
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -49,6 +54,8 @@ class AccumulatorBase(WaitingResource):
         self.count = 0
         self.departed = 0  # replicas that finished for good: each lowers num_required by one
         self._takes: list[Attempt] = []
+        # replica -> [local step of its last gradient, time.monotonic() of it, departed]
+        self._replicas: dict[str, list[Any]] = {}
 
     def snapshot(self) -> np.ndarray:
         return np.array([b"", self.name.encode()], dtype=object)
@@ -64,19 +71,23 @@ class AccumulatorBase(WaitingResource):
                             self.name, self.global_step, step)
             self.global_step = step
 
-    def replica_departed(self) -> None:
+    def replica_departed(self, replica: str = "") -> None:
         """One replica stopped training: a waiting take needs one gradient fewer."""
         later: Later = []
         with self.lock:
             self.departed += 1
+            self._replicas.setdefault(replica, [-1, time.monotonic(), True])[2] = True
             self._serve(later)
         for fn in later:
             fn()
 
-    def apply(self, local_step: int, *grad: Any) -> None:
-        """Adds a gradient unless it is stale; serves take_grad attempts it completes."""
+    def apply(self, local_step: int, *grad: Any, replica: str = "") -> None:
+        """Adds a gradient unless it is stale; serves take_grad attempts it completes.
+
+        `replica` names who computed it (a stale gradient still shows it is alive)."""
         later: Later = []
         with self.lock:
+            self._replicas[replica] = [local_step, time.monotonic(), False]
             if local_step < self.global_step:
                 log.debug("Dropping stale gradient for %s: local_step %d < global step %d",
                           self.name, local_step, self.global_step)
@@ -86,6 +97,15 @@ class AccumulatorBase(WaitingResource):
             self._serve(later)
         for fn in later:
             fn()
+
+    def replica_status(self) -> tuple[list[str], list[int], list[float], list[bool]]:
+        """Per replica seen, sorted by name: the local step of its last gradient, the
+        seconds since it, and whether it departed (finished for good)."""
+        now = time.monotonic()
+        with self.lock:
+            items = sorted(self._replicas.items())
+        return ([name for name, _ in items], [int(r[0]) for _, r in items],
+                [now - r[1] for _, r in items], [bool(r[2]) for _, r in items])
 
     def close_on_reset(self) -> None:
         self.cancel_all(errors.CancelledError(

@@ -1,0 +1,146 @@
+"""A synchronous chief that waits on a missing replica says who, and gives up in time.
+
+TF 1.x's SyncReplicasOptimizer chief, without backup workers, waited forever
+and silently when a worker died: its queue runner needs `replicas_to_aggregate`
+fresh gradients per step. Here the chief's hook times its own train steps.
+When one has waited `warn_secs` (TENSORWEAVE_SYNC_REPLICA_WARN_SECS, 10 s), it
+asks the accumulators which replicas (worker tasks) have sent no gradient for
+the current global step and logs at WARNING, every `warn_secs`, e.g.
+
+    Sync training is waiting at global step 18 (22 s): no gradient for it from
+    /job:worker/replica:0/task:1 (its last was for step 17, 22 s ago)...
+
+A worker restarted meanwhile (by Kubernetes or `tensorweave launch --restart`)
+rejoins and training goes on. After `give_up_secs`
+(TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS, 300 s; 0 waits forever, logging) the chief
+stops with `DeadlineExceededError` naming the missing replicas, instead of
+hanging. With backup workers (total_num_replicas > replicas_to_aggregate) a
+dead worker does not stall the steps, so nothing is reported.
+
+Example:
+    >>> os.environ["TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS"] = "60"
+    >>> hook = opt.make_session_run_hook(is_chief=True)   # watches when is_chief
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from tensorweave.framework import errors
+
+log = logging.getLogger("tensorweave.sync_replicas")
+
+WARN_ENV = "TENSORWEAVE_SYNC_REPLICA_WARN_SECS"
+TIMEOUT_ENV = "TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS"
+DEFAULT_WARN_SECS = 10.0
+DEFAULT_TIMEOUT_SECS = 300.0
+
+
+def _env_secs(name: str, default: float, allow_zero: bool) -> float:
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name}={text!r} must be a number of seconds "
+                         f"{'>= 0 (0: never)' if allow_zero else '> 0'}.")
+    return value
+
+
+def missing_replicas(step: int, names: Any, last_steps: Any, idle: Any, departed: Any,
+                     total: int) -> tuple[list[str], int]:
+    """The replicas that have sent no gradient for global step `step`, described, and
+    how many of `total` replicas never sent any."""
+    missing = [f"{_text(n)} (its last was for step {int(s)}, {float(t):.0f} s ago)"
+               for n, s, t, d in zip(names, last_steps, idle, departed)
+               if not d and int(s) < step]
+    return missing, max(0, total - len(list(names)))
+
+
+def _text(name: Any) -> str:
+    text = name.decode() if isinstance(name, bytes) else str(name)
+    return text or "a replica whose ops name no task (see tf.device)"
+
+
+class ReplicaWatch:
+    """The chief's watch over its own sync train steps (see the module docstring).
+
+    Args:
+        status: the tensors of one accumulator's `replica_status()`.
+        global_step: the global step tensor.
+        replicas_to_aggregate, total_num_replicas: as given to the optimizer.
+    """
+
+    def __init__(self, status: tuple[Any, ...], global_step: Any, replicas_to_aggregate: int,
+                 total_num_replicas: int) -> None:
+        self._fetches = [global_step, *status]
+        self._need, self._total = replicas_to_aggregate, total_num_replicas
+        self.warn_secs = _env_secs(WARN_ENV, DEFAULT_WARN_SECS, allow_zero=False)
+        self.give_up_secs = _env_secs(TIMEOUT_ENV, DEFAULT_TIMEOUT_SECS, allow_zero=True)
+        self._run_started: float | None = None
+        self._lock = threading.Lock()
+
+    def step_started(self) -> None:
+        with self._lock:
+            self._run_started = time.monotonic()
+
+    def step_ended(self) -> None:
+        with self._lock:
+            self._run_started = None
+
+    def start(self, session: Any, coord: Any) -> threading.Thread:
+        """Starts the watching thread (registered with `coord`, stops with it)."""
+        t = threading.Thread(target=self._loop, args=(session, coord), daemon=True,
+                             name="SyncReplicasWatch")
+        coord.register_thread(t)
+        t.start()
+        return t
+
+    def _loop(self, session: Any, coord: Any) -> None:
+        poll = min(1.0, self.warn_secs / 2)
+        next_warn = self.warn_secs
+        while not coord.wait_for_stop(poll):
+            with self._lock:
+                started = self._run_started
+            waited = 0.0 if started is None else time.monotonic() - started
+            if waited < next_warn:
+                if started is None:
+                    next_warn = self.warn_secs
+                continue
+            next_warn = waited + self.warn_secs
+            message = self._describe(session, waited)
+            if message is None:
+                continue
+            if self.give_up_secs and waited >= self.give_up_secs:
+                coord.request_stop(errors.DeadlineExceededError(None, None, message + (
+                    f" Gave up after {self.give_up_secs:g} s. Restart the missing worker "
+                    "(it rejoins), give the optimizer backup workers (total_num_replicas > "
+                    f"replicas_to_aggregate), or set {TIMEOUT_ENV} to wait longer (0: "
+                    "forever).")))
+                return
+            log.warning("%s Still waiting (a restarted worker rejoins); giving up %s.",
+                        message, f"after {self.give_up_secs:g} s ({TIMEOUT_ENV})"
+                        if self.give_up_secs else f"never ({TIMEOUT_ENV}=0)")
+
+    def _describe(self, session: Any, waited: float) -> str | None:
+        try:
+            step, names, last_steps, idle, departed = session.run(self._fetches)
+        except (errors.OpError, RuntimeError) as e:  # the ps itself is gone: not ours
+            log.debug("sync replica watch: status unavailable: %s", e)
+            return None
+        missing, never = missing_replicas(int(step), names, last_steps, idle, departed,
+                                          self._total)
+        if never:
+            missing.append(f"{never} replica{'s' if never > 1 else ''} that never sent a "
+                           "gradient")
+        if not missing:
+            return None
+        return (f"Sync training is waiting at global step {int(step)} ({waited:.0f} s): no "
+                f"gradient for it from {', '.join(missing)}; it needs "
+                f"{self._need} of {self._total} replicas.")

@@ -1,0 +1,77 @@
+"""Synchronous training when a worker dies (issue 13), on real processes.
+
+TF 1.x's chief waited forever, silently, for a dead worker's gradients. Here:
+with backup workers the job trains on; without them the chief names the
+missing worker at WARNING while it waits (a restarted worker rejoins), and
+after TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS stops with DeadlineExceededError
+naming it, instead of hanging (a deliberate difference from TF).
+"""
+from __future__ import annotations
+
+import re
+import sys
+
+from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from tensorweave.testing.faults import Fault, FaultInjector
+
+WORKER1 = "/job:worker/replica:0/task:1"
+
+
+def _job(tmp_path, aggregate: int, fault: Fault, env: dict[str, str], last_step: int = 40):
+    spec = cluster_dict(1, 2, {"chief": 1})  # 3 replicas: the chief and 2 workers
+    program = [sys.executable, "-m", "tensorweave.testing.fault_trainer", "--sync",
+               "--replicas_to_aggregate", str(aggregate), "--checkpoint_dir",
+               str(tmp_path / "ckpt"), "--last_step", str(last_step), "--save_steps", "10",
+               "--step_secs", "0.05"]
+    lc = LocalCluster(spec=spec, programs={"chief": program, "worker": program}, env=env)
+    injector = FaultInjector(lc, [fault]).start()
+    try:
+        lc.start()
+        injector.wait_injected(120)
+        codes = lc.wait(120)
+    finally:
+        injector.join(10)
+        lc.stop()
+    assert injector.records[0].error is None, injector.records
+    return codes, lc.output("chief", 0)
+
+
+def _steps(text: str) -> list[int]:
+    return [int(s) for s in re.findall(r"^step (\d+)", text, re.MULTILINE)]
+
+
+def test_backup_worker_lets_training_go_on_when_a_worker_dies(tmp_path):
+    # 2 of 3 replicas aggregated: worker 1 killed for good, the chief and worker 0
+    # finish the job; the dead worker is never waited for, so nothing is reported.
+    codes, chief = _job(tmp_path, 2, Fault("worker", 1, at_step=10, restart_after_secs=None),
+                        {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "5"})
+    assert codes == {("ps", 0): 0, ("chief", 0): 0, ("worker", 0): 0}, (codes, chief[-3000:])
+    assert max(_steps(chief)) >= 40 and "done chief:0" in chief
+    assert "Sync training is waiting" not in chief, chief[-3000:]
+
+
+def test_without_backup_the_chief_names_the_dead_worker_and_gives_up(tmp_path):
+    codes, chief = _job(tmp_path, 3, Fault("worker", 1, at_step=10, restart_after_secs=None),
+                        {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "1",
+                         "TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS": "4"})
+    assert codes[("chief", 0)] not in (0, None), (codes, chief[-3000:])  # stopped by itself
+    # said while waiting, by name, then raised with the same names
+    assert re.search(r"WARNING|Sync training is waiting at global step \d+", chief)
+    waiting = re.findall(r"Sync training is waiting at global step (\d+) .*?no gradient for "
+                         r"it from ([^;]+);", chief)
+    assert waiting and all(WORKER1 in who for _, who in waiting), chief[-3000:]
+    assert all("/job:chief" not in who and "task:0 (" not in who for _, who in waiting)
+    assert re.search(r"DeadlineExceededError: Sync training is waiting at global step \d+ "
+                     rf"\(\d+ s\): no gradient for it from {re.escape(WORKER1)} \(its last "
+                     r"was for step \d+, \d+ s ago\).*Gave up after 4 s", chief), chief[-3000:]
+
+
+def test_without_backup_a_restarted_worker_rejoins_and_the_job_finishes(tmp_path):
+    # The orchestrator's way: the dead worker comes back; the chief said who it
+    # waited for meanwhile, and every process ends with code 0.
+    codes, chief = _job(tmp_path, 3, Fault("worker", 1, at_step=10, restart_after_secs=2.0),
+                        {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "1"})
+    assert codes == {("ps", 0): 0, ("chief", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, \
+        (codes, chief[-3000:])
+    assert max(_steps(chief)) >= 40 and "done chief:0" in chief
+    assert f"no gradient for it from {WORKER1}" in chief, chief[-3000:]
