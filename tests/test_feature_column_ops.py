@@ -127,3 +127,20 @@ def test_sparse_feature_cross_rejects_float_values():
     f = tf.SparseTensor([[0, 0]], [1.5], [1, 1])
     with pytest.raises(TypeError, match="string or int64"):
         sparse_feature_cross([f, f], num_buckets=3)
+
+
+def test_fingerprints_remembered_up_to_a_bound(monkeypatch):
+    from tensorweave.ops.lookup import fingerprint
+    monkeypatch.setattr(fingerprint, "_CACHE", {})
+    monkeypatch.setattr(fingerprint, "_CACHE_LIMIT", 3)
+    words = np.array([b"a", b"b", b"a", b"c", b"d", b"e", b"a"], dtype=object)
+    want = [fingerprint64(w) for w in words]
+    for _ in range(2):  # the second pass reads the table, cleared once it held 3
+        assert fingerprint.fingerprints(words).tolist() == want
+        assert len(fingerprint._CACHE) <= 3
+
+
+def test_as_string_of_ints_and_unsigned_extremes():
+    got = _run(tf.as_string(tf.constant([-3, 0, 2**40], tf.int64)))
+    assert got.tolist() == [b"-3", b"0", b"1099511627776"]
+    assert _run(tf.as_string(tf.constant([7], tf.int32), width=3)).tolist() == [b"  7"]

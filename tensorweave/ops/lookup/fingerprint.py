@@ -33,7 +33,22 @@ def fingerprint_cat64(fp1: int, fp2: int) -> int:
     return _shift_mix(result)
 
 
+# Feature values repeat (users, items, words): their fingerprints are remembered, up to
+# a bound, so that a stream of ever-new ids cannot grow the table without end.
+_CACHE: dict[Any, int] = {}
+_CACHE_LIMIT = 1 << 18
+
+
+def _miss(value: Any) -> int:
+    fp = fingerprint64(value)
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()
+    _CACHE[value] = fp
+    return fp
+
+
 def fingerprints(values: np.ndarray) -> np.ndarray:
     """Fingerprint64 of every string in `values`, as uint64, in the same shape."""
-    flat = [fingerprint64(v) for v in np.asarray(values, dtype=object).reshape(-1)]
+    get = _CACHE.get
+    flat = [get(v) or _miss(v) for v in np.asarray(values, dtype=object).reshape(-1).tolist()]
     return np.asarray(flat, dtype=np.uint64).reshape(np.shape(values))

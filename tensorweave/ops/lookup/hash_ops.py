@@ -84,7 +84,11 @@ def _format(v: Any, precision: int, scientific: bool, shortest: bool, width: int
 def _(x: Any, *, precision: int, scientific: bool, shortest: bool, width: int,
       fill: str) -> Any:
     arr = np.asarray(x)
-    out = [_format(v, precision, scientific, shortest, width, fill) for v in arr.reshape(-1)]
+    if arr.dtype.kind in "iu" and width <= 0:  # the common case (ids): plain decimals
+        out = [b"%d" % v for v in arr.reshape(-1).tolist()]
+    else:
+        out = [_format(v, precision, scientific, shortest, width, fill)
+               for v in arr.reshape(-1)]
     return np.asarray(out, dtype=object).reshape(arr.shape)
 
 
