@@ -7,7 +7,10 @@ parse_example, batch 256, async and sync (one SyncReplicasOptimizer).
 
 examples/s are the workers' own figures, summed (steps x batch over each worker's
 time from session creation to the end of its loop; writing the click log comes
-before and is not counted). With TENSORFLOW_PYTHON set, each setting also runs on
+before and is not counted), as bench.trainer counts them; TF's non-chief worker
+waits there for the chief (TF 1.x polls readiness every 30 s). Also printed: the
+same sum from each worker's first step on (the steady state) and each worker's
+local steps. With TENSORFLOW_PYTHON set, each setting also runs on
 real TF (compat.v1, TF_USE_LEGACY_KERAS=1 for tf.layers) right after ours; TF's ps
 tasks never exit by themselves, so they are killed once the workers end. Each
 setting runs `--rounds` times per framework and keeps the best; the eval AUC of
@@ -49,10 +52,13 @@ def run_job(python: list[str], sync: bool, steps: int) -> dict[str, Any]:
         text = {name: job.output(name) for name in job.procs}
     finally:
         job.stop()
-    rates = [float(m) for w in names for m in re.findall(r"([0-9.]+) examples/s", text[w])[-1:]]
+    done = [m for w in names for m in re.findall(
+        r"done, (\d+) local steps, ([0-9.]+) examples/s, ([0-9.]+) examples/s after", text[w])]
     aucs = re.findall(r"eval auc ([0-9.]+)", text["worker0"])
-    ok = all(c == 0 for c in codes.values()) and len(rates) == 2 and bool(aucs)
-    return {"ok": ok, "examples_per_s": sum(rates) if ok else None,
+    ok = all(c == 0 for c in codes.values()) and len(done) == 2 and bool(aucs)
+    return {"ok": ok, "examples_per_s": sum(float(d[1]) for d in done) if ok else None,
+            "steady_examples_per_s": sum(float(d[2]) for d in done) if ok else None,
+            "local_steps": [int(d[0]) for d in done],
             "auc": float(aucs[-1]) if aucs else None,
             "tail": {k: v[-1500:] for k, v in text.items()} if not ok else {}}
 
@@ -79,8 +85,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         theirs = _best([run_job([tf_python, "-m", "bench.tf_compat"], sync, args.steps)
                         for _ in range(args.rounds)]) if tf_python else None
         results[name] = {"tensorweave": ours, "tensorflow": theirs}
-        print(f"  {name:14s} {_fmt(ours)}  tensorflow {_fmt(theirs)}  ratio "
-              f"{_ratio(ours, theirs)}", flush=True)
+        print(f"  {name:14s} tensorweave {_fmt(ours)}\n  {'':14s} tensorflow  {_fmt(theirs)}"
+              f"\n  {'':14s} ratio {_ratio(ours, theirs)}", flush=True)
         for r in (ours, theirs):
             if r and not r["ok"]:
                 for task, tail in r["tail"].items():
@@ -95,7 +101,9 @@ def _fmt(r: dict[str, Any] | None) -> str:
         return "    not run"
     if not r["ok"]:
         return "     FAILED"
-    return f"{r['examples_per_s']:8.0f} ex/s (auc {r['auc']:.3f})"
+    return (f"{r['examples_per_s']:6.0f} ex/s (after the first step "
+            f"{r['steady_examples_per_s']:.0f}; local steps "
+            f"{'+'.join(map(str, r['local_steps']))}; auc {r['auc']:.3f})")
 
 
 def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:

@@ -246,7 +246,7 @@ def main(_):
         chief_hooks.append(eval_hook)
     config = tf.ConfigProto(
         device_filters=["/job:ps", "/job:%s/task:%d" % (job_name, task_index)])
-    start, steps, losses = time.time(), 0, []
+    start, steps, losses, first_step_at = time.time(), 0, [], None
     with tf.train.MonitoredTrainingSession(
             master=server.target, is_chief=is_chief, config=config,
             checkpoint_dir=FLAGS.checkpoint_dir, hooks=hooks, chief_only_hooks=chief_hooks,
@@ -254,16 +254,21 @@ def main(_):
             save_summaries_steps=FLAGS.log_every) as sess:
         while not sess.should_stop():
             _, step, loss_v = sess.run([train_op, global_step, loss])
+            first_step_at = first_step_at or time.time()
             steps += 1
             losses.append(loss_v)
             if steps % FLAGS.log_every == 0:
                 print("%s %d: local step %d, global step %d, mean loss %.4f" % (
                     job_name, task_index, steps, step, np.mean(losses)), flush=True)
                 losses = []
-    elapsed = time.time() - start
-    print("%s %d: done, %d local steps, %.1f examples/s" % (
-        job_name, task_index, steps, steps * FLAGS.batch_size / max(elapsed, 1e-9)),
-        flush=True)
+    end = time.time()
+    # From session creation (waits for the chief and the ps tasks included), and
+    # from the end of the first step (the steady state).
+    print("%s %d: done, %d local steps, %.1f examples/s, %.1f examples/s after the "
+          "first step (%.2fs)" % (
+              job_name, task_index, steps, steps * FLAGS.batch_size / max(end - start, 1e-9),
+              (steps - 1) * FLAGS.batch_size / max(end - (first_step_at or end), 1e-9),
+              (first_step_at or end) - start), flush=True)
     if is_chief and eval_hook.final_ops_values is not None:
         probs, truth, eval_loss = eval_hook.final_ops_values
         probs, truth = probs.ravel(), truth.ravel()
