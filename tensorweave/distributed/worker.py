@@ -122,7 +122,7 @@ class WorkerService:
         step = StepState(req.step_id, timeout_s=req.timeout_ms / 1000 if req.timeout_ms else None,
                          # Sends to other tasks push there at once; remote senders push here.
                          rendezvous=StepRendezvous(self.rendezvous, req.step_id, self.task,
-                                                   self._push),
+                                                   self._push, self._push_live),
                          stats=StepStatsCollector() if req.record_timeline else None)
         with self._lock:
             self._active_steps[req.step_id] = step
@@ -155,6 +155,16 @@ class WorkerService:
         if self.peer is None:
             raise errors.InternalError(None, None, f"{self.task} has no route to {task}")
         self.peer(task).push(step_id, items)
+
+    def _push_live(self, task: str, step_id: int, items: list[tuple[str, Any]]) -> None:
+        """Pushes live variable buffers: a peer that hands objects over as they are (an
+        in-process task) gets copies; the others copy into their socket before returning."""
+        if self.peer is None:
+            raise errors.InternalError(None, None, f"{self.task} has no route to {task}")
+        peer = self.peer(task)
+        if getattr(peer, "shares_memory", False):
+            items = [(k, np.array(v, copy=True)) for k, v in items]
+        peer.push(step_id, items)
 
     def deliver(self, step_id: int, items: list[tuple[str, Any]]) -> None:
         """Tensors other tasks' _Sends pushed here, for this task's _Recvs."""

@@ -18,10 +18,24 @@ nodes would have, so what may run concurrently still does.
 
 An async kernel that completes while it is being dispatched (a Recv whose
 tensor already arrived) is consumed at once, without the completion queue.
+
+_Send and _Recv, a partition's most frequent nodes, are not called as kernels:
+their rendezvous keys are computed once, a block line hands the tensor to (or
+asks it from) the step's rendezvous directly, and one cancel callback per run
+wakes every Recv still waiting (a kernel each would cost a lock, a closure and
+a cancel registration per tensor per step).
+
+A variable read (Identity of a reference) whose one consumer is a _Send is
+fused with it: instead of a snapshot copy held until the burst's flush, a big
+value (>= 64 KiB) is pushed at once from the variable's live buffer (the
+transport copies it into its socket before the line ends: the same moment a
+snapshot would be taken, one copy of a big variable fewer a step, and its
+transfer starts sooner); a small one is snapshotted and held as before.
 """
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import queue
 import threading
@@ -29,6 +43,7 @@ from typing import Any, Callable
 
 from tensorweave.framework.op_def import ASYNC, CONTEXT
 from tensorweave.framework.tensor import Operation
+from tensorweave.runtime.rendezvous import make_key
 
 _block_ids = itertools.count()
 
@@ -59,7 +74,8 @@ class BlockPlan:
 
     def __init__(self, nodes: list[Any], deps: list[set[int]], expr_ns: dict[str, Any],
                  node_error: Callable[[Operation, BaseException], BaseException],
-                 wait: Callable[[queue.SimpleQueue, Any], tuple[int, Any]]) -> None:
+                 wait: Callable[[queue.SimpleQueue, Any], tuple[int, Any]],
+                 fetched: frozenset[int] = frozenset()) -> None:
         self._nodes = nodes
         self._node_error = node_error
         self._wait = wait
@@ -70,6 +86,8 @@ class BlockPlan:
         members: list[list[int]] = [[] for _ in self.blocks]
         for i, b in enumerate(block_of):
             members[b].append(i)
+        self._fused = fusable_reads(nodes, fetched, block_of)  # Identity -> its _Send
+        fused_sends = set(self._fused.values())
         # Async node -> blocks consuming its outputs (a completion decrements them).
         self._async_succ: dict[int, list[int]] = {i: [] for i, n in enumerate(nodes)
                                                   if n.kind == ASYNC}
@@ -84,7 +102,7 @@ class BlockPlan:
             for kind, j in feeders:
                 (self._async_succ[j] if kind == "a" else self.blocks[j].succ).append(b)
             self.blocks[b].indeg = len(feeders)
-            self._compile(b, idx, expr_ns)
+            self._compile(b, idx, expr_ns, fused_sends)
         self.roots = [b for b, blk in enumerate(self.blocks) if blk.indeg == 0]
 
     @staticmethod
@@ -115,32 +133,47 @@ class BlockPlan:
             return expr
         return f"_borrow({expr})" if mode == "borrow" else f"_deref({expr})"
 
-    def _compile(self, b: int, idx: list[int], expr_ns: dict[str, Any]) -> None:
+    def _compile(self, b: int, idx: list[int], expr_ns: dict[str, Any],
+                 fused_sends: set[int]) -> None:
         lines = ["def _block(step, f, s, run):"]
         ns: dict[str, Any] = dict(expr_ns)
         block = self.blocks[b]
         for i in idx:
-            node = self._nodes[i]
-            ns[f"k{i}"] = node.fn
-            args = ", ".join(self._val(a) for a in node.args)
-            if node.kind == ASYNC:
-                call = f"k{i}(step, run.callback({i}){', ' if args else ''}{args})"
-            elif node.kind == CONTEXT:
-                call = f"k{i}(step{', ' if args else ''}{args})"
-            else:
-                call = f"k{i}({args})"
-            if node.kind == ASYNC or node.n_out == 0:
-                lines.append(f"    {call}")
-            elif node.n_out == 1:
-                lines.append(f"    s[{self._slot[i]}] = {call}")
-            else:
-                lines.append(f"    s[{self._slot[i]}:{self._slot[i] + node.n_out}] = {call}")
-            block.lines[len(lines)] = node.op
+            if i in fused_sends:
+                continue  # runs with the variable read it is fused with
+            lines.append("    " + self._line(i, ns))
+            block.lines[len(lines)] = self._nodes[i].op
         if len(lines) == 1:
             lines.append("    pass")
         code = compile("\n".join(lines), f"<tensorweave block {next(_block_ids)}>", "exec")
         exec(code, ns)  # noqa: S102 - generated from our own node table only
         block.fn = ns["_block"]
+
+    def _line(self, i: int, ns: dict[str, Any]) -> str:
+        """Node `i`'s line of its block; the names it uses go into `ns`."""
+        node = self._nodes[i]
+        op = node.op
+        ns[f"k{i}"] = node.fn
+        args = ", ".join(self._val(a) for a in node.args)
+        if i in self._fused:  # a variable read and its _Send
+            ns[f"K{i}"], ns["_send_variable"] = send_key(self._nodes[self._fused[i]].op), \
+                send_variable
+            return f"_send_variable(step, K{i}, {self._val(node.args[0][:-1] + (None,))})"
+        if op.type == "_Send":
+            ns[f"K{i}"] = send_key(op)
+            return f"step.rendezvous.send(K{i}, {args})"
+        if op.type == "_Recv":
+            ns[f"K{i}"], ns[f"D{i}"] = send_key(op), op.get_attr("send_device")
+            return f"run.recv(step, {i}, K{i}, D{i})"
+        if node.kind == ASYNC:
+            return f"k{i}(step, run.callback({i}){', ' if args else ''}{args})"
+        call = f"k{i}(step{', ' if args else ''}{args})" if node.kind == CONTEXT \
+            else f"k{i}({args})"
+        if node.n_out == 0:
+            return call
+        if node.n_out == 1:
+            return f"s[{self._slot[i]}] = {call}"
+        return f"s[{self._slot[i]}:{self._slot[i] + node.n_out}] = {call}"
 
     def fetch_code(self, fetches: list[tuple[Any, ...]], expr_ns: dict[str, Any]
                    ) -> Callable[[list[Any], list[Any]], list[Any]]:
@@ -176,17 +209,22 @@ class BlockPlan:
                 while state.inline:  # async kernels that completed while dispatched
                     i, out = state.inline.popleft()
                     state.outstanding -= 1
-                    self._complete(i, out, step, slots, pending, ready)
+                    self._complete(i, out, step, slots, pending, ready, state)
             step.flush()  # nothing runnable until a wait ends: Sends held so far leave now
             if state.outstanding == 0:
                 return slots
             i, out = self._wait(state.done_q, step)
+            if i < 0:  # the step was cancelled: fail as the first Recv still waiting
+                if state.waiting:
+                    self._fail(step, self._nodes[min(state.waiting)].op, out)
+                continue  # no Recv waits: the other async kernels report it themselves
             state.outstanding -= 1
-            self._complete(i, out, step, slots, pending, ready)
+            self._complete(i, out, step, slots, pending, ready, state)
 
     def _complete(self, i: int, out: Any, step: Any, slots: list[Any], pending: list[int],
-                  ready: collections.deque) -> None:
+                  ready: collections.deque, state: "_RunState") -> None:
         node = self._nodes[i]
+        state.waiting.discard(i)
         if isinstance(out, BaseException):
             self._fail(step, node.op, out)
         n = node.n_out
@@ -217,11 +255,65 @@ class BlockPlan:
         return None
 
 
+_PUSH_NOW_BYTES = 64 << 10
+
+
+def fusable_reads(nodes: list[Any], fetched: frozenset[int], block_of: list[int] | None = None
+                  ) -> dict[int, int]:
+    """Identity nodes reading a variable (a dereferenced reference input) whose only
+    consumer is a _Send (of the same block, given `block_of`), and not fetched:
+    index -> the Send's. The straight-line plan uses them too."""
+    consumers: dict[int, list[int]] = {}
+    for i, node in enumerate(nodes):
+        for src in _flat(node.args):
+            if src[0] == "val":
+                consumers.setdefault(src[1], []).append(i)
+    fused = {}
+    for i, node in enumerate(nodes):
+        if node.op.type != "Identity" or i in fetched or len(node.args) != 1:
+            continue
+        src = node.args[0]
+        if src[0] == "list" or not src[-1]:
+            continue  # not a read of a reference
+        users = consumers.get(i, [])
+        if len(users) == 1 and nodes[users[0]].op.type == "_Send" \
+                and (block_of is None or block_of[users[0]] == block_of[i]):
+            fused[i] = users[0]
+    return fused
+
+
+def send_key(op: Operation) -> str:
+    """The rendezvous key of a _Send or _Recv node."""
+    return make_key(op.get_attr("send_device"), op.get_attr("recv_device"),
+                    op.get_attr("tensor_name"))
+
+
+def _flat(args: list[Any]) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    for a in args:
+        out.extend(a[1] if a[0] == "list" else [a])
+    return out
+
+
+def send_variable(step: Any, key: str, resource: Any) -> None:
+    """A fused variable read + _Send (see the module docstring)."""
+    if not hasattr(resource, "read"):  # a fed value of a reference type
+        step.rendezvous.send(key, resource)
+        return
+    value = resource.read()
+    send_now = getattr(step.rendezvous, "send_now", None)
+    if send_now is not None and value.nbytes >= _PUSH_NOW_BYTES:
+        send_now(key, value)
+    else:
+        step.rendezvous.send(key, value.copy())
+
+
 class _RunState:
     """One run's async bookkeeping: the completion queue, and completions that
     arrived inline (in this thread, while their kernel was being dispatched)."""
 
-    __slots__ = ("done_q", "inline", "outstanding", "dispatching", "owner")
+    __slots__ = ("done_q", "inline", "outstanding", "dispatching", "owner", "waiting",
+                 "_cancel_hooked")
 
     def __init__(self) -> None:
         self.done_q: queue.SimpleQueue = queue.SimpleQueue()
@@ -229,13 +321,24 @@ class _RunState:
         self.outstanding = 0
         self.dispatching = False
         self.owner = threading.get_ident()
+        self.waiting: set[int] = set()  # Recvs not yet completed
+        self._cancel_hooked = False
 
     def callback(self, i: int) -> Callable[[Any], None]:
         self.outstanding += 1
+        return functools.partial(self.done, i)
 
-        def done(result: Any) -> None:
-            if self.dispatching and threading.get_ident() == self.owner:
-                self.inline.append((i, result))
-            else:
-                self.done_q.put((i, result))
-        return done
+    def done(self, i: int, result: Any) -> None:
+        if self.dispatching and threading.get_ident() == self.owner:
+            self.inline.append((i, result))
+        else:
+            self.done_q.put((i, result))
+
+    def recv(self, step: Any, i: int, key: str, send_device: str) -> None:
+        """Node `i` (a _Recv) waits for `key` in the step's rendezvous."""
+        self.outstanding += 1
+        self.waiting.add(i)
+        if not self._cancel_hooked:
+            self._cancel_hooked = True
+            step.register_cancel(lambda err: self.done_q.put((-1, err)))
+        step.rendezvous.recv_async(key, send_device, functools.partial(self.done, i))

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import ASYNC, CONTEXT
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.runtime.blocks import BlockPlan
+from tensorweave.runtime.blocks import BlockPlan, fusable_reads, send_key, send_variable
 from tensorweave.runtime.plan import prune
 from tensorweave.runtime.resource_mgr import DeviceContext
 from tensorweave.runtime.step import StepState
@@ -219,8 +219,16 @@ class Executor:
     def _compile_straight_line(self) -> None:
         lines = ["def _plan(step, f):"]
         self._line_to_op: dict[int, Operation] = {}
-        ns: dict[str, Any] = {"_deref": _deref, "_borrow": _borrow}
+        ns: dict[str, Any] = {"_deref": _deref, "_borrow": _borrow, "_sv": send_variable}
+        fused = fusable_reads(self._nodes, self._fetched())  # variable reads + their _Send
         for i, node in enumerate(self._nodes):
+            if i in fused:
+                ns[f"K{i}"] = send_key(self._nodes[fused[i]].op)
+                lines.append(f"    _sv(step, K{i}, {self._expr(node.args[0][:-1] + (None,))})")
+                self._line_to_op[len(lines)] = node.op
+                continue
+            if i in fused.values():
+                continue
             ns[f"k{i}"] = node.fn
             args = ", ".join(self._expr(a) for a in node.args)
             if node.kind == CONTEXT:
@@ -239,6 +247,9 @@ class Executor:
         code = compile("\n".join(lines), f"<tensorweave plan {next(_plan_ids)}>", "exec")
         exec(code, ns)  # noqa: S102 - generated from our own node table only
         self._fn = ns["_plan"]
+
+    def _fetched(self) -> frozenset[int]:
+        return frozenset(self._op_index(t.op) for t in self.fetches if t not in self._feed_index)
 
     def _fetch_source(self, t: Tensor) -> tuple[Any, ...]:
         return self._source(t, wants_ref=False)
@@ -277,7 +288,8 @@ class Executor:
             if not hasattr(self, "_succ"):
                 self._build_dataflow_tables()
             ns = {"_deref": _deref, "_borrow": _borrow}
-            plan = BlockPlan(self._nodes, self._preds, ns, node_error, self._wait)
+            plan = BlockPlan(self._nodes, self._preds, ns, node_error, self._wait,
+                             self._fetched())
             self._fetch_fn = plan.fetch_code([self._fetch_source(t) for t in self.fetches], ns)
             self._blocks = plan
         return self._fetch_fn(feeds, plan.run(feeds, step))

@@ -111,11 +111,14 @@ class StepRendezvous:
     """
 
     def __init__(self, local: LocalRendezvous, step_id: int, task: str | None = None,
-                 push: Callable[[str, int, list[tuple[str, Any]]], None] | None = None) -> None:
+                 push: Callable[[str, int, list[tuple[str, Any]]], None] | None = None,
+                 push_live: Callable[[str, int, list[tuple[str, Any]]], None] | None = None
+                 ) -> None:
         self.local = local
         self.step_id = step_id
         self.task = task
         self.push = push
+        self.push_live = push_live
         self._held: dict[str, list[tuple[str, Any]]] = {}
 
     def send(self, key: str, value: Any) -> None:
@@ -124,6 +127,16 @@ class StepRendezvous:
             self.local.send(self.step_id, key, value)
         else:
             self._held.setdefault(dst, []).append((key, value))
+
+    def send_now(self, key: str, live: Any) -> None:
+        """Sends a variable's live buffer at once: `push_live` must have copied it (into
+        a socket, or a copy for an in-process task) when it returns. Without one, or
+        for this task, a copy is sent as by `send`."""
+        dst = recv_task(key)
+        if self.push_live is None or dst == self.task:
+            self.send(key, live.copy())
+        else:
+            self.push_live(dst, self.step_id, [(key, live)])
 
     def flush(self) -> None:
         """Pushes every held Send, one message per receiving task."""
