@@ -33,6 +33,7 @@ def _job(tmp_path, aggregate: int, fault: Fault, env: dict[str, str], last_step:
         injector.join(10)
         lc.stop()
     assert injector.records[0].error is None, injector.records
+    _job.worker0 = lc.output("worker", 0)  # type: ignore[attr-defined]
     return codes, lc.output("chief", 0)
 
 
@@ -61,6 +62,8 @@ def test_without_backup_the_chief_names_the_dead_worker_and_gives_up(tmp_path):
                          r"it from ([^;]+);", chief)
     assert waiting and all(WORKER1 in who for _, who in waiting), chief[-3000:]
     assert all("/job:chief" not in who and "task:0 (" not in who for _, who in waiting)
+    # the live worker, waiting for its token, says whom it waits for too
+    assert f"no gradient for it from {WORKER1}" in _job.worker0, _job.worker0[-3000:]
     assert re.search(r"DeadlineExceededError: Sync training is waiting at global step \d+ "
                      rf"\(\d+ s\): no gradient for it from {re.escape(WORKER1)} \(its last "
                      r"was for step \d+, \d+ s ago\).*Gave up after 4 s", chief), chief[-3000:]

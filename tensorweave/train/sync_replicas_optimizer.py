@@ -296,8 +296,8 @@ def _replica_name(device: str) -> str:
 
 
 class _SyncReplicasOptimizerHook(SessionRunHook):
-    """Runs the local init, the chief's initial tokens and its queue runner; the chief
-    also watches its steps for missing replicas (sync_replicas_watch)."""
+    """Runs the local init, the chief's initial tokens and its queue runner, and
+    watches the steps for missing replicas (sync_replicas_watch)."""
 
     def __init__(self, opt: SyncReplicasOptimizer, is_chief: bool, num_tokens: int) -> None:
         self._opt = opt
@@ -313,9 +313,10 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
         self._init_tokens = opt.get_init_tokens_op(self._num_tokens) if self._is_chief \
             else None
         self._end_op = opt.end_of_training_op() if self._is_chief else None
+        # Every replica says whom its waiting step waits for; only the chief gives up.
         self._watch = ReplicaWatch(
             opt._accumulators[0][0].replica_status(), opt._global_step,
-            opt._replicas_to_aggregate, opt._total_num_replicas) if self._is_chief else None
+            opt._replicas_to_aggregate, opt._total_num_replicas, may_give_up=self._is_chief)
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         deadline = time.monotonic() + 60.0
@@ -332,16 +333,13 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             session.run(self._init_tokens)
         if self._q_runner is not None:
             self._q_runner.create_threads(session, coord=coord, daemon=True, start=True)
-        if self._watch is not None:
-            self._watch.start(session, coord)
+        self._watch.start(session, coord)
 
     def before_run(self, run_context: Any) -> None:
-        if self._watch is not None:
-            self._watch.step_started()
+        self._watch.step_started()
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
-        if self._watch is not None:
-            self._watch.step_ended()
+        self._watch.step_ended()
 
     def end(self, session: Any) -> None:
         try:

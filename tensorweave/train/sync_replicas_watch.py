@@ -2,7 +2,7 @@
 
 TF 1.x's SyncReplicasOptimizer chief, without backup workers, waited forever
 and silently when a worker died: its queue runner needs `replicas_to_aggregate`
-fresh gradients per step. Here the chief's hook times its own train steps.
+fresh gradients per step. Here each replica's hook times its own train steps.
 When one has waited `warn_secs` (TENSORWEAVE_SYNC_REPLICA_WARN_SECS, 10 s), it
 asks the accumulators which replicas (worker tasks) have sent no gradient for
 the current global step and logs at WARNING, every `warn_secs`, e.g.
@@ -19,7 +19,7 @@ dead worker does not stall the steps, so nothing is reported.
 
 Example:
     >>> os.environ["TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS"] = "60"
-    >>> hook = opt.make_session_run_hook(is_chief=True)   # watches when is_chief
+    >>> hook = opt.make_session_run_hook(is_chief=True)   # watches; the chief gives up
 """
 from __future__ import annotations
 
@@ -69,20 +69,23 @@ def _text(name: Any) -> str:
 
 
 class ReplicaWatch:
-    """The chief's watch over its own sync train steps (see the module docstring).
+    """A replica's watch over its own sync train steps (see the module docstring).
 
     Args:
         status: the tensors of one accumulator's `replica_status()`.
         global_step: the global step tensor.
         replicas_to_aggregate, total_num_replicas: as given to the optimizer.
+        may_give_up: stop training after give_up_secs (the chief); other replicas
+            only log (they end when the chief closes the token queue).
     """
 
     def __init__(self, status: tuple[Any, ...], global_step: Any, replicas_to_aggregate: int,
-                 total_num_replicas: int) -> None:
+                 total_num_replicas: int, may_give_up: bool = True) -> None:
         self._fetches = [global_step, *status]
         self._need, self._total = replicas_to_aggregate, total_num_replicas
         self.warn_secs = _env_secs(WARN_ENV, DEFAULT_WARN_SECS, allow_zero=False)
-        self.give_up_secs = _env_secs(TIMEOUT_ENV, DEFAULT_TIMEOUT_SECS, allow_zero=True)
+        self._chief_give_up = _env_secs(TIMEOUT_ENV, DEFAULT_TIMEOUT_SECS, allow_zero=True)
+        self.give_up_secs = self._chief_give_up if may_give_up else 0.0
         self._run_started: float | None = None
         self._lock = threading.Lock()
 
@@ -124,9 +127,9 @@ class ReplicaWatch:
                     f"replicas_to_aggregate), or set {TIMEOUT_ENV} to wait longer (0: "
                     "forever).")))
                 return
-            log.warning("%s Still waiting (a restarted worker rejoins); giving up %s.",
-                        message, f"after {self.give_up_secs:g} s ({TIMEOUT_ENV})"
-                        if self.give_up_secs else f"never ({TIMEOUT_ENV}=0)")
+            log.warning("%s Still waiting (a restarted worker rejoins); the chief gives up "
+                        "%s.", message, f"after {self._chief_give_up:g} s ({TIMEOUT_ENV})"
+                        if self._chief_give_up else f"never ({TIMEOUT_ENV}=0)")
 
     def _describe(self, session: Any, waited: float) -> str | None:
         try:
