@@ -22,6 +22,7 @@ from tensorweave.distributed.protocol.methods import MASTER_SERVICE, WORKER_SERV
 from tensorweave.distributed.worker import WorkerService
 from tensorweave.framework import errors
 from tensorweave.framework.device import parse_task_name, task_name
+from tensorweave.framework.file_access import server_policy
 from tensorweave.framework.proto.config_pb2 import ConfigProto
 from tensorweave.runtime.threads import at_exit
 
@@ -98,6 +99,9 @@ class Server:
         credentials: what every connection to and from this task must prove
             (`tensorweave.distributed.Credentials`: mutual TLS and/or a shared token);
             None: the TENSORWEAVE_TLS_* / TENSORWEAVE_AUTH_TOKEN_FILE variables, if set.
+        allow_dirs: the only directories this task's file ops (Saver, TFRecordDataset,
+            ...) may touch; None: TENSORWEAVE_ALLOW_DIRS if set, else the current and the
+            system temp directory (`framework/file_access.py`).
 
     Raises:
         ValueError: ambiguous job/task, or a job the cluster does not have (as TF).
@@ -111,7 +115,8 @@ class Server:
                  task_index: int | None = None, protocol: str | None = None,
                  config: ConfigProto | None = None, start: bool = True,
                  bind_all: bool = False, exit_when_done: bool = True,
-                 done_grace_secs: float = 60.0, credentials: Any = None) -> None:
+                 done_grace_secs: float = 60.0, credentials: Any = None,
+                 allow_dirs: Any = None) -> None:
         self._credentials = credentials
         self._server_def = _server_def(server_or_cluster_def, job_name, task_index, protocol,
                                        config)
@@ -123,7 +128,8 @@ class Server:
         self._bind_all = bind_all or os.environ.get("TENSORWEAVE_BIND_ALL") == "1"
         self._peers: dict[str, Any] = {}
         self._peers_lock = threading.Lock()
-        self.worker = WorkerService(self.task, peer=self.peer)
+        self.file_policy = server_policy(allow_dirs)
+        self.worker = WorkerService(self.task, peer=self.peer, file_policy=self.file_policy)
         tasks = {j: self._cluster.task_indices(j) for j in self._cluster.jobs}
         self.master = MasterService(tasks, job, index, self.peer,
                                     self._server_def.default_session_config)

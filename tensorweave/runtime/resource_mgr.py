@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.file_access import FilePolicy
 
 
 class VariableResource:
@@ -93,8 +94,12 @@ class ResourceMgr:
 
 
 class DeviceContext:
-    """What kernels on one device see: its full name and its resource manager."""
+    """What kernels on one device see: its full name, its resource manager, and the
+    directories its file ops may touch (`framework/file_access.py`; None: the
+    process's local policy, unconfined unless TENSORWEAVE_ALLOW_DIRS is set)."""
 
-    def __init__(self, name: str, resource_mgr: ResourceMgr | None = None) -> None:
+    def __init__(self, name: str, resource_mgr: ResourceMgr | None = None,
+                 file_policy: FilePolicy | None = None) -> None:
         self.name = name
         self.resource_mgr = resource_mgr or ResourceMgr()
+        self.file_policy = file_policy

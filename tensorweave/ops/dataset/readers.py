@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import file_access as _files
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -66,9 +67,18 @@ class TFRecordDataset(Dataset):
             files = iter([_text(f) for f in np.asarray(rest.pop(0), dtype=object).reshape(-1)])
         compression = self._compression if self._compression is not None else \
             compression_name(_text(np.asarray(rest[0], dtype=object).reshape(())[()]))
-        readers = (read_records(f, compression) for f in files)
+        readers = (read_records(_allowed(env, f), compression) for f in files)
         for rec in _interleave(readers, self._parallel):
             yield (np.array(rec, dtype=object),)
+
+
+def _allowed(env: Env, path: str) -> str:
+    """`path` if the task's file policy lets its ops read it (framework/file_access.py)."""
+    ctx = env.ctx
+    policy = ctx.library.device.file_policy if ctx is not None else None
+    what = f"TFRecordDataset in {ctx.type} {ctx.name} on {ctx.device}" if ctx is not None \
+        else "TFRecordDataset"
+    return _files.check_path(policy, path, "read", what)
 
 
 def _filename_source(filenames: Any) -> tuple[list[Tensor], list[Dataset]]:

@@ -33,6 +33,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import checkpoint_format as _io
 from tensorweave.framework import errors
+from tensorweave.framework import file_access as _files
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
@@ -85,10 +86,11 @@ def _(prefix: Tensor, tensors: list[Tensor], *, names: list[str], slices: list[s
     return _dt.string, TensorShape([])
 
 
-@save_op.kernel("CPU")
-def _(prefix: Any, tensors: list[np.ndarray], *, names: list[str], slices: list[str],
-      shard: int, num_shards: int) -> np.ndarray:
+@save_op.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, prefix: Any, tensors: list[np.ndarray], *, names: list[str],
+      slices: list[str], shard: int, num_shards: int) -> np.ndarray:
     path = _io.shard_filename(_str(prefix), shard, num_shards)
+    _files.check_prefix(_policy(ctx), path, "write", _what(ctx))
     items = []
     for name, value, spec in zip(names, tensors, slices):
         value = np.asarray(value)
@@ -114,10 +116,11 @@ def _(prefix: Tensor, shards: list[Tensor]) -> Any:
     return _dt.string, TensorShape([])
 
 
-@merge_op.kernel("CPU")
-def _(prefix: Any, shards: list[Any]) -> np.ndarray:
-    p = _str(prefix)
-    _io.write_manifest(p, [_str(s) for s in shards])
+@merge_op.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, prefix: Any, shards: list[Any]) -> np.ndarray:
+    p = _files.check_prefix(_policy(ctx), _str(prefix), "write", _what(ctx))
+    paths = [_files.check_path(_policy(ctx), _str(s), "read", _what(ctx)) for s in shards]
+    _io.write_manifest(p, paths)
     return np.asarray(p.encode(), dtype=object)
 
 
@@ -137,9 +140,11 @@ def _(prefix: Tensor, refs: list[Tensor], *, names: list[str], slices: list[str]
     return []
 
 
-@restore_op.kernel("CPU")
-def _(prefix: Any, refs: list[Any], *, names: list[str], slices: list[str]) -> None:
-    reader = _io.open_reader(_str(prefix))   # our format or TF's
+@restore_op.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, prefix: Any, refs: list[Any], *, names: list[str],
+      slices: list[str]) -> None:
+    p = _files.check_prefix(_policy(ctx), _str(prefix), "read", _what(ctx))
+    reader = _io.open_reader(p)   # our format or TF's
     values = [_restored_value(reader, _str(n), s, r) for n, s, r in zip(names, slices, refs)]
     for ref, value in zip(refs, values):   # assign only once every value was read intact
         with _gate.gated_update(ref):
@@ -164,6 +169,15 @@ def _restored_value(reader: Any, name: str, spec: str, ref: Any) -> np.ndarray:
 
 
 restore_op.no_gradient()
+
+
+def _policy(ctx: Any) -> Any:
+    """The file policy of the kernel's device (framework/file_access.py)."""
+    return ctx.library.device.file_policy
+
+
+def _what(ctx: Any) -> str:
+    return f"{ctx.type} {ctx.name} on {ctx.device}"
 
 
 def _str(v: Any) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
+from tensorweave.framework import file_access as _files
 from tensorweave.framework import checkpoint_format as _io
 from tensorweave.framework import tensor_bundle as _tb
 from tensorweave.framework.op_def import REQUIRED, define_op
@@ -41,6 +42,15 @@ def _str(v: Any) -> str:
     return _strs(v)[0]
 
 
+def _policy(ctx: Any) -> Any:
+    """The file policy of the kernel's device (framework/file_access.py)."""
+    return ctx.library.device.file_policy
+
+
+def _what(ctx: Any) -> str:
+    return f"{ctx.type} {ctx.name} on {ctx.device}"
+
+
 # ---- SaveV2 ------------------------------------------------------------------------
 save_v2 = define_op("SaveV2", inputs=("prefix", "tensor_names", "shape_and_slices", "tensors*"),
                     attrs={"dtypes": REQUIRED}, stateful=True)
@@ -54,10 +64,11 @@ def _(prefix: Tensor, tensor_names: Tensor, shape_and_slices: Tensor, tensors: l
     return []
 
 
-@save_v2.kernel("CPU")
-def _(prefix: Any, tensor_names: Any, shape_and_slices: Any, tensors: list[Any], *,
-      dtypes: list[Any]) -> None:
-    names, specs, p = _strs(tensor_names), _strs(shape_and_slices), _str(prefix)
+@save_v2.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, prefix: Any, tensor_names: Any, shape_and_slices: Any,
+      tensors: list[Any], *, dtypes: list[Any]) -> None:
+    names, specs = _strs(tensor_names), _strs(shape_and_slices)
+    p = _files.check_prefix(_policy(ctx), _str(prefix), "write", _what(ctx))
     if not (len(names) == len(specs) == len(tensors)):
         raise errors.InvalidArgumentError(None, None, f"SaveV2 to {p}: {len(names)} names, "
                                           f"{len(specs)} shape_and_slices, {len(tensors)} "
@@ -85,10 +96,10 @@ def _(prefix: Tensor, tensor_names: Tensor, shape_and_slices: Tensor, *,
     return [(_dt.as_dtype(d), TensorShape(None)) for d in dtypes]
 
 
-@restore_v2.kernel("CPU")
-def _(prefix: Any, tensor_names: Any, shape_and_slices: Any, *,
+@restore_v2.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, prefix: Any, tensor_names: Any, shape_and_slices: Any, *,
       dtypes: list[Any]) -> Any:
-    p = _str(prefix)
+    p = _files.check_prefix(_policy(ctx), _str(prefix), "read", _what(ctx))
     reader = _io.open_reader(p)   # TF's format or ours
     out = []
     for name, spec, dt in zip(_strs(tensor_names), _strs(shape_and_slices), dtypes):
@@ -118,13 +129,16 @@ def _(checkpoint_prefixes: Tensor, destination_prefix: Tensor, *, delete_old_dir
     return []
 
 
-@merge_v2.kernel("CPU")
-def _(checkpoint_prefixes: Any, destination_prefix: Any, *, delete_old_dirs: bool,
-      allow_missing_files: bool) -> None:
-    prefixes = _strs(checkpoint_prefixes)
+@merge_v2.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, checkpoint_prefixes: Any, destination_prefix: Any, *,
+      delete_old_dirs: bool, allow_missing_files: bool) -> None:
+    # The sources are read, renamed and (delete_old_dirs) removed: writes, all of them.
+    prefixes = [_files.check_prefix(_policy(ctx), p, "write", _what(ctx))
+                for p in _strs(checkpoint_prefixes)]
+    dest = _files.check_prefix(_policy(ctx), _str(destination_prefix), "write", _what(ctx))
     if allow_missing_files:
         prefixes = [p for p in prefixes if os.path.exists(_tb.index_filename(p))]
-    _tb.merge_bundles(prefixes, _str(destination_prefix), delete_old_dirs)
+    _tb.merge_bundles(prefixes, dest, delete_old_dirs)
 
 
 merge_v2.no_gradient()
