@@ -16,9 +16,11 @@ other (the master's calls, every Send's tensor) travels on it as frames:
 
 Kinds: REQUEST (answered by REPLY or ERROR with the same id) and PUSH (a
 tensor for the peer's rendezvous, never answered). A reader thread per
-connection handles what arrives: pushes and quick calls inline, blocking calls
-(RunGraph, RunStep, ...) on long-lived runner threads, so no thread is created
-per step. The socket lives in Linux's abstract namespace, named after the
+connection handles what arrives: pushes and quick calls inline; a blocking
+call (RunGraph, RunStep, ...) runs on the thread that read it, once a
+long-lived runner thread has taken over the reading, so no thread is created
+per step and no hand-off delays the call. The socket lives in Linux's abstract
+namespace, named after the
 task's "host:port", so it needs no file and no second port.
 
 Example:
@@ -29,6 +31,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import socket
@@ -138,8 +141,14 @@ class UnixListener:
 
     def _serve(self, sock: socket.socket) -> None:
         conn = self._admit(sock)
-        if conn is None:
-            return
+        if conn is not None:
+            self._read(conn)
+
+    def _read(self, conn: _Conn) -> None:
+        """Handles `conn`'s frames until a call that blocks (RunGraph, ...) arrives;
+        then a runner thread takes over the reading and this thread runs the call, so
+        the call starts at once (no hand-off on the step's path) while the new reader
+        wakes up in time for the tensors the call will wait for."""
         try:
             while True:
                 kind, sid, mid, ident, message, tensors = conn.read()
@@ -156,14 +165,16 @@ class UnixListener:
                 job = self._job(conn, service, method, ident, message, tensors)
                 if method.py_name in _INLINE:
                     job()
-                else:
-                    self._runners.submit(job)
+                    continue
+                self._runners.submit(functools.partial(self._read, conn))
+                break
         except (ConnectionError, OSError, ValueError) as e:
             log.debug("%s: connection ended: %s", self.address, e)
-        finally:
             with self._lock:
                 self._conns.discard(conn)
             conn.close()
+            return
+        job()
 
     @staticmethod
     def _job(conn: _Conn, service: Any, method: Any, call_id: int, message: bytes,
