@@ -198,3 +198,57 @@ def test_remote_client_cannot_make_the_ps_write_outside_its_roots(dirs):
             # The ps keeps serving, and allowed paths still work.
             assert saver.save(sess, os.path.join(allowed, "model"))
             assert any(n.startswith("model") for n in os.listdir(allowed))
+
+
+def test_server_cli_allow_dir_confines_its_ops(dirs, tmp_path):
+    """`tensorweave server --allow-dir DIR`, a real process, refuses a remote Saver
+    outside DIR and lets it write inside."""
+    import subprocess
+    import sys
+    import time
+    allowed, outside = dirs
+    spec = cluster_dict(1, 0)
+    env = {k: v for k, v in os.environ.items() if k != file_access.ENV_ALLOW_DIRS}
+    log = open(tmp_path / "server.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "tensorweave", "server", "--job", "ps",
+                             "--task", "0", "--cluster", __import__("json").dumps(spec),
+                             "--allow-dir", allowed], env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    try:
+        port = int(spec["ps"][0].rsplit(":", 1)[1])
+        import socket
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "server did not listen"
+                time.sleep(0.1)
+        with tf.device("/job:ps/task:0"):
+            v, saver = _saver_graph("tensorflow")
+        with tf.Session(f"grpc://{spec['ps'][0]}") as sess:
+            sess.run(v.initializer)
+            with pytest.raises(tf.errors.PermissionDeniedError, match="--allow-dir"):
+                saver.save(sess, os.path.join(outside, "pwned"))
+            assert saver.save(sess, os.path.join(allowed, "model"))
+        assert os.listdir(outside) == []
+    finally:
+        proc.kill()
+        proc.wait()
+        log.close()
+
+
+def test_allow_dir_flag_sets_the_environment(monkeypatch, dirs):
+    from tensorweave.launch.cli import build_parser
+    from tensorweave.launch.file_flags import apply_allow_dirs
+    monkeypatch.delenv(file_access.ENV_ALLOW_DIRS, raising=False)
+    args = build_parser().parse_args(["launch", "--allow-dir", dirs[0], "--allow-dir", dirs[1],
+                                      ])
+    apply_allow_dirs(args)
+    assert os.environ[file_access.ENV_ALLOW_DIRS].split(os.pathsep) == \
+        [os.path.realpath(d) for d in dirs]
+    with pytest.raises(ValueError, match="not a directory"):
+        apply_allow_dirs(build_parser().parse_args(
+            ["server", "--allow-dir", os.path.join(dirs[0], "nope")]))

@@ -166,6 +166,9 @@ def _credential_flags(sub: argparse._SubParsersAction) -> None:
     credentials.add_server_flags(sub.choices["server"])
     credentials.add_manifest_flags(sub.choices["manifest"])
     credentials.add_certs_parser(sub)
+    from tensorweave.launch.file_flags import add_allow_dir_flag
+    add_allow_dir_flag(sub.choices["launch"])
+    add_allow_dir_flag(sub.choices["server"])
 
 
 def _run_launch(args: argparse.Namespace, command: list[str]) -> int:
@@ -182,6 +185,8 @@ def _run_launch(args: argparse.Namespace, command: list[str]) -> int:
                               backoff=args.restart_backoff,
                               backoff_max=args.restart_backoff_max))
     from tensorweave.launch.credentials import run_with_credentials
+    from tensorweave.launch.file_flags import apply_allow_dirs
+    apply_allow_dirs(args)  # the tasks inherit TENSORWEAVE_ALLOW_DIRS
     return run_with_credentials(args, options, Launcher(command, options).run)
 
 
@@ -191,6 +196,8 @@ def _run_server(args: argparse.Namespace, command: list[str]) -> int:
     from tensorweave.launch.credentials import apply_server_flags
     configure_logging()
     apply_server_flags(args)
+    from tensorweave.launch.file_flags import apply_allow_dirs
+    apply_allow_dirs(args)
     cluster, job, index = resolve_task(args.cluster, args.job, args.task)
     return serve(cluster, job, index, bind_all=args.bind_all,
                  exit_when_done=not args.keep_running, done_grace=args.done_grace)
