@@ -98,3 +98,46 @@ def test_watch_settings_must_be_seconds(graph, monkeypatch):
     monkeypatch.setenv(TIMEOUT_ENV, "soon")
     with pytest.raises(ValueError, match=rf"{TIMEOUT_ENV}='soon' must be a number"):
         opt.make_session_run_hook(True).begin()
+
+
+def test_supervisor_chief_names_missing_replicas_while_its_step_waits(graph, quick_watch,
+                                                                      caplog, tmp_path):
+    # Seed 001's way (Supervisor + the chief queue runner, no hooks): the watch reads
+    # the global step and only logs; the program's own loop decides when to stop.
+    import threading
+    import time
+    v = tf.Variable([1.0, 2.0])
+    step = tf.train.get_or_create_global_step()
+    opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
+                                         replicas_to_aggregate=2, total_num_replicas=2)
+    train = opt.minimize(tf.reduce_sum(v * v), global_step=step)
+    qr = opt.get_chief_queue_runner()
+    sv = tf.train.Supervisor(is_chief=True, logdir=str(tmp_path), global_step=step,
+                             init_op=tf.global_variables_initializer(),
+                             local_init_op=opt.chief_init_op,
+                             ready_for_local_init_op=opt.ready_for_local_init_op,
+                             save_model_secs=0, save_summaries_secs=0, stop_grace_secs=1)
+    sess = sv.prepare_or_wait_for_session("")
+    sv.start_queue_runners(sess, [qr])  # no initial tokens: the first step waits
+    raised: list[BaseException] = []
+
+    def step_once():
+        try:
+            sess.run(train)
+        except tf.errors.OpError as e:
+            raised.append(e)
+    t = threading.Thread(target=step_once, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(
+            "Sync training is waiting at global step 0" in r.getMessage()
+            for r in caplog.records):
+        time.sleep(0.05)
+    said = [r.getMessage() for r in caplog.records if "Sync training" in r.getMessage()]
+    sv.request_stop()  # the queue runner closes the token queue: the step ends
+    t.join(30)
+    sv.stop(ignore_live_threads=True)  # the queue runner still waits in take_grad:
+    sess.close()                       # closing the session cancels that step
+    assert said and "1 replica that never sent a gradient" in said[0], said
+    assert "the Supervisor's chief does not give up" in said[0]
+    assert not t.is_alive() and isinstance(raised[0], tf.errors.OutOfRangeError), raised

@@ -302,6 +302,11 @@ class Supervisor:
         threads: list[Any] = []
         for qr in queue_runners:
             threads.extend(qr.create_threads(sess, coord=self._coord, daemon=True, start=True))
+        # A sync chief's queue runner: also name the replicas a stalled step waits for.
+        for opt in self._graph.get_collection(SYNC_OPTIMIZERS):
+            if any(qr is opt._chief_queue_runner for qr in queue_runners):
+                threads.append(opt.replica_watch(may_give_up=False).start(
+                    sess, self._coord, poll_global_step=True))
         return threads
 
     def loop(self, timer_interval_secs: float, target: Callable[..., Any], args: Any = None,

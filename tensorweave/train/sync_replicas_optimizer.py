@@ -181,6 +181,8 @@ class SyncReplicasOptimizer(Optimizer):
             # Every worker runs this when it ends normally: the others stop waiting for it.
             add_to_collection(REPLICA_DONE_OPS, self._departed_op)
             add_to_collection(SYNC_OPTIMIZERS, self)
+            # Who a waiting step waits for (made here: a Supervisor finalizes the graph).
+            self._replica_status = self._accumulators[0][0].replica_status()
         return train_op
 
     def _accumulate(self, grad: Any, var: Any, train_ops: list[Any]) -> Any:
@@ -273,6 +275,13 @@ class SyncReplicasOptimizer(Optimizer):
                 return left
             time.sleep(0.05)
 
+    def replica_watch(self, may_give_up: bool) -> ReplicaWatch:
+        """A watch naming the replicas a waiting step waits for (sync_replicas_watch)."""
+        self._require_applied("replica_watch")
+        return ReplicaWatch(self._replica_status, self._global_step,
+                            self._replicas_to_aggregate, self._total_num_replicas,
+                            may_give_up=may_give_up)
+
     def make_session_run_hook(self, is_chief: bool, num_tokens: int = -1) -> SessionRunHook:
         """The hook that initializes local steps, tokens and the chief's queue runner."""
         return _SyncReplicasOptimizerHook(self, is_chief, num_tokens)
@@ -314,9 +323,7 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             else None
         self._end_op = opt.end_of_training_op() if self._is_chief else None
         # Every replica says whom its waiting step waits for; only the chief gives up.
-        self._watch = ReplicaWatch(
-            opt._accumulators[0][0].replica_status(), opt._global_step,
-            opt._replicas_to_aggregate, opt._total_num_replicas, may_give_up=self._is_chief)
+        self._watch = opt.replica_watch(may_give_up=self._is_chief)
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         deadline = time.monotonic() + 60.0

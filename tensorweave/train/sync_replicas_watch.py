@@ -86,6 +86,8 @@ class ReplicaWatch:
         self.warn_secs = _env_secs(WARN_ENV, DEFAULT_WARN_SECS, allow_zero=False)
         self._chief_give_up = _env_secs(TIMEOUT_ENV, DEFAULT_TIMEOUT_SECS, allow_zero=True)
         self.give_up_secs = self._chief_give_up if may_give_up else 0.0
+        self._tail = (f"the chief gives up after {self._chief_give_up:g} s ({TIMEOUT_ENV})"
+                      if self._chief_give_up else f"the chief never gives up ({TIMEOUT_ENV}=0)")
         self._run_started: float | None = None
         self._lock = threading.Lock()
 
@@ -97,23 +99,43 @@ class ReplicaWatch:
         with self._lock:
             self._run_started = None
 
-    def start(self, session: Any, coord: Any) -> threading.Thread:
-        """Starts the watching thread (registered with `coord`, stops with it)."""
-        t = threading.Thread(target=self._loop, args=(session, coord), daemon=True,
-                             name="SyncReplicasWatch")
+    def start(self, session: Any, coord: Any, poll_global_step: bool = False
+              ) -> threading.Thread:
+        """Starts the watching thread (registered with `coord`, stops with it).
+
+        With `poll_global_step` (the Supervisor, which runs no hooks) a wait is the
+        time since the global step last moved, read every warn_secs / 2, and the
+        watch only logs: the program's own loop may pause on purpose."""
+        if poll_global_step:
+            self.give_up_secs = 0.0
+            self._tail = "the Supervisor's chief does not give up"
+        t = threading.Thread(target=self._loop, args=(session, coord, poll_global_step),
+                             daemon=True, name="SyncReplicasWatch")
         coord.register_thread(t)
         t.start()
         return t
 
-    def _loop(self, session: Any, coord: Any) -> None:
-        poll = min(1.0, self.warn_secs / 2)
+    def _waiting_since(self, session: Any, polled: list[Any]) -> float | None:
+        if not polled:
+            with self._lock:
+                return self._run_started
+        try:
+            step = session.run(self._fetches[0])
+        except (errors.OpError, RuntimeError):  # the ps is gone: recovery is elsewhere
+            return None
+        if step != polled[0]:
+            polled[:] = [step, time.monotonic()]
+        return polled[1]
+
+    def _loop(self, session: Any, coord: Any, poll_global_step: bool) -> None:
+        poll = self.warn_secs / 2 if poll_global_step else min(1.0, self.warn_secs / 2)
+        polled: list[Any] = [None, time.monotonic()] if poll_global_step else []
         next_warn = self.warn_secs
         while not coord.wait_for_stop(poll):
-            with self._lock:
-                started = self._run_started
+            started = self._waiting_since(session, polled)
             waited = 0.0 if started is None else time.monotonic() - started
             if waited < next_warn:
-                if started is None:
+                if waited < self.warn_secs:
                     next_warn = self.warn_secs
                 continue
             next_warn = waited + self.warn_secs
@@ -127,9 +149,8 @@ class ReplicaWatch:
                     f"replicas_to_aggregate), or set {TIMEOUT_ENV} to wait longer (0: "
                     "forever).")))
                 return
-            log.warning("%s Still waiting (a restarted worker rejoins); the chief gives up "
-                        "%s.", message, f"after {self._chief_give_up:g} s ({TIMEOUT_ENV})"
-                        if self._chief_give_up else f"never ({TIMEOUT_ENV}=0)")
+            log.warning("%s Still waiting (a restarted worker rejoins); %s.", message,
+                        self._tail)
 
     def _describe(self, session: Any, waited: float) -> str | None:
         try:
