@@ -15,7 +15,9 @@ rejoins and training goes on. After `give_up_secs`
 (TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS, 300 s; 0 waits forever, logging) the chief
 stops with `DeadlineExceededError` naming the missing replicas, instead of
 hanging. With backup workers (total_num_replicas > replicas_to_aggregate) a
-dead worker does not stall the steps, so nothing is reported.
+dead worker does not stall the steps, so nothing is reported. Under a Supervisor
+(no hooks) the chief's watch starts with its queue runner, reads the global step
+instead of timing steps, and only logs.
 
 Example:
     >>> os.environ["TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS"] = "60"
