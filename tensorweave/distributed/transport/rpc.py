@@ -20,12 +20,13 @@ from typing import Any, Callable, Iterator
 
 import grpc
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from tensorweave.distributed.protocol.methods import Method
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
 from tensorweave.distributed.protocol.tensor_wire_pb2 import TensorRequest
 from tensorweave.distributed.transport import bulk as bulk_mod
-from tensorweave.distributed.transport import codec, grpc_auth, sidechannel
+from tensorweave.distributed.transport import codec, grpc_auth, limits, sidechannel
 from tensorweave.distributed.transport.credentials import NONE, Credentials
 from tensorweave.distributed.transport.stream import GRPC_OPTIONS
 from tensorweave.framework import errors
@@ -69,10 +70,15 @@ def pack(message: Any, tensors: Tensors, offer: Callable[[list, int], tuple[byte
 def unpack(frame: bytes, message_type: Any, chunks: Iterator[bytes] | None = None,
            fetch: Callable[[Any], np.ndarray] | None = None) -> tuple[Any, Tensors]:
     """Inverse of `pack`: inline tensors from the frame, chunked ones from `chunks`,
-    offered ones through `fetch(header)`."""
-    (n,) = _LEN.unpack_from(frame)
-    env = Envelope.FromString(frame[4:4 + n])
-    view, pos = memoryview(frame), 4 + n
+    offered ones through `fetch(header)`.
+
+    Raises:
+        tf.errors.InvalidArgumentError: a frame that is not one (short, a length past
+            its end, an Envelope that does not parse, inline tensors past its end, a
+            tensor larger than TENSORWEAVE_MAX_TENSOR_BYTES): nothing is allocated.
+    """
+    env, pos = _envelope(frame)
+    view = memoryview(frame)
     tensors = []
     for header in env.tensors:
         if header.bulk_token:
@@ -88,7 +94,44 @@ def unpack(frame: bytes, message_type: Any, chunks: Iterator[bytes] | None = Non
             asm.write(view[pos:pos + header.nbytes])
             pos += header.nbytes
         tensors.append(asm.finish())
-    return message_type.FromString(env.message), tensors
+    try:
+        return message_type.FromString(env.message), tensors
+    except DecodeError as e:
+        raise _bad_frame(f"its {message_type.__name__} does not parse ({e})") from None
+
+
+def _bad_frame(why: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, f"Malformed call frame: {why}. The caller "
+                                       "does not speak tensorweave's protocol (or a different "
+                                       "version of it).")
+
+
+def _envelope(frame: bytes) -> tuple[Any, int]:
+    """The frame's Envelope and where its inline bytes start, every size checked."""
+    if len(frame) < _LEN.size:
+        raise _bad_frame(f"{len(frame)} bytes, shorter than its length prefix")
+    (n,) = _LEN.unpack_from(frame)
+    if n > len(frame) - _LEN.size:
+        raise _bad_frame(f"its envelope claims {n} bytes, only {len(frame) - _LEN.size} came")
+    try:
+        env = Envelope.FromString(frame[4:4 + n])
+    except DecodeError as e:
+        raise _bad_frame(f"the envelope does not parse ({e})") from None
+    limit, inline = limits.max_tensor_bytes(), 0
+    for h in env.tensors:
+        if h.nbytes > limit:
+            raise _bad_frame(f"a tensor of {h.nbytes} bytes is announced, more than "
+                             f"{limits.ENV_MAX_TENSOR_BYTES}={limit}")
+        if not h.bulk_token and not h.num_chunks:
+            inline += h.nbytes
+    if inline > len(frame) - 4 - n:
+        raise _bad_frame(f"its inline tensors need {inline} bytes, only "
+                         f"{len(frame) - 4 - n} came")
+    return env, 4 + n
+
+
+def _abort_bad(context: grpc.ServicerContext, e: errors.OpError) -> None:
+    context.abort(_status(e.error_code), e.message)
 
 
 def error_from_rpc(e: grpc.RpcError, peer: str) -> errors.OpError:
@@ -160,26 +203,49 @@ class ServiceEndpoint:
     def _unary(self, m: Method) -> Callable[..., bytes]:
         def handle(frame: bytes, context: grpc.ServicerContext) -> bytes:
             self._guard(context)
-            req, tensors = unpack(frame, m.request)
+            try:
+                req, tensors = unpack(frame, m.request)
+            except (errors.OpError, ValueError, StopIteration) as e:
+                _abort_bad(context, _as_invalid(e))
             return self._call(m, req, tensors, context)
         return handle
 
     def _streaming(self, m: Method) -> Callable[..., bytes]:
         def handle(stream: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
             self._guard(context)
-            req, tensors = unpack(next(stream), m.request, chunks=stream)
+            try:
+                req, tensors = unpack(next(stream), m.request, chunks=stream)
+            except (errors.OpError, ValueError, StopIteration, TypeError) as e:
+                _abort_bad(context, _as_invalid(e))
             return self._call(m, req, tensors, context)
         return handle
 
     def _fetch(self, request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
         """Serves an offered payload over gRPC (TENSORWEAVE_BULK=0, or a failed pull)."""
         self._guard(context)
-        key = TensorRequest.FromString(request).key.encode("latin-1")
+        try:
+            key = TensorRequest.FromString(request).key.encode("latin-1")
+        except (DecodeError, UnicodeEncodeError) as e:
+            _abort_bad(context, _bad_frame(f"FetchPayload request does not parse ({e})"))
         offer = self.bulk.take(key)
         if offer is None:
             context.abort(grpc.StatusCode.NOT_FOUND, "Offered tensor expired or already taken")
         for c in offer[0]:
             yield c.tobytes()
+
+
+def _as_invalid(e: BaseException) -> errors.OpError:
+    """A request that could not be unpacked, as the caller's error (a DecodeError of
+    the message, a tensor header that contradicts itself, a stream that ends early)."""
+    if isinstance(e, errors.OpError):
+        return e
+    return _bad_frame(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+
+
+def grpc_options() -> list[tuple[str, Any]]:
+    """GRPC_OPTIONS with the receive limit of TENSORWEAVE_MAX_MESSAGE_BYTES."""
+    return [(k, limits.max_message_bytes() if k == "grpc.max_receive_message_length" else v)
+            for k, v in GRPC_OPTIONS]
 
 
 class Client:
@@ -202,7 +268,7 @@ class Client:
         self._bulk_hello = (functools.partial(sidechannel.open_bulk, creds=credentials,
                                               host=self.host)
                             if credentials.enabled else None)
-        self._channel = grpc_auth.secure_channel(address, credentials, GRPC_OPTIONS)
+        self._channel = grpc_auth.secure_channel(address, credentials, grpc_options())
         self._methods = {m.py_name: m for m in methods}
         self._unary = {m.py_name: self._channel.unary_unary(
             f"/{service_name}/{m.name}", request_serializer=_identity,
@@ -277,7 +343,7 @@ class RpcServer:
 
     def __init__(self, address: str, endpoints: list[ServiceEndpoint], pool: Any) -> None:
         # so_reuseport off: a second server on a taken port must fail, not share it.
-        self._server = grpc.server(pool, options=GRPC_OPTIONS + [("grpc.so_reuseport", 0)])
+        self._server = grpc.server(pool, options=grpc_options() + [("grpc.so_reuseport", 0)])
         self._server.add_generic_rpc_handlers(tuple(e.handler() for e in endpoints))
         try:
             bound = self._server.add_insecure_port(address)

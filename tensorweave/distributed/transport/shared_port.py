@@ -36,12 +36,11 @@ import threading
 import time
 from typing import Any
 
-from tensorweave.distributed.transport import bulk, grpc_auth, sidechannel
+from tensorweave.distributed.transport import bulk, grpc_auth, limits, sidechannel
 from tensorweave.distributed.transport.credentials import NONE, Credentials
 
 __all__ = ["SharedPort", "relay_target"]
 
-_FIRST_BYTES_TIMEOUT_S = 30.0  # a client that connects and says nothing is dropped
 _SPLICE_BYTES = 1 << 20
 _TLS_RECORD = b"\x16"  # a TLS handshake record's first byte (ClientHello)
 _HTTP2 = b"PRI * HT"    # the first bytes of HTTP/2's (gRPC's) client preface
@@ -112,8 +111,24 @@ class SharedPort:
             except OSError:
                 return
             peer = f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) else str(addr)
+            if not self._admit(conn, peer):
+                continue
             threading.Thread(target=self._sort, args=(conn, peer), daemon=True,
                              name=f"tw-port-{self.port}-conn").start()
+
+    def _admit(self, conn: socket.socket, peer: str) -> bool:
+        """Counts `conn` among the open ones, or closes it when TENSORWEAVE_MAX_CONNECTIONS
+        are open already (a flood of idle connections must not cost a thread each)."""
+        cap = limits.max_connections()
+        with self._lock:
+            full = len(self._open) >= cap
+            if not full:
+                self._open.add(conn)
+        if full:
+            sidechannel.log_refused(self._task, peer, f"{cap} connections are open already "
+                                    f"({limits.ENV_MAX_CONNECTIONS})")
+            conn.close()
+        return not full
 
     def _track(self, sock: socket.socket, add: bool) -> None:
         with self._lock:
@@ -225,14 +240,20 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 def _peek(conn: socket.socket, n: int) -> bytes:
-    """The first `n` bytes of `conn` without consuming them (fewer at EOF)."""
-    conn.settimeout(_FIRST_BYTES_TIMEOUT_S)
+    """The first `n` bytes of `conn` without consuming them (fewer at EOF); a client
+    that says nothing within TENSORWEAVE_HANDSHAKE_TIMEOUT_S is dropped (TimeoutError)."""
+    timeout = limits.handshake_timeout_s()
+    deadline = time.monotonic() + timeout
+    conn.settimeout(timeout)
     try:
         while True:
             data = conn.recv(n, socket.MSG_PEEK)
             if len(data) >= n or not data:
                 return data
-            # HTTP/2's preface and our MAGIC are sent at once; wait for the rest.
+            # HTTP/2's preface and our MAGIC are sent at once; wait for the rest, but
+            # not forever: a byte at a time (slow loris) would keep this loop spinning.
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(data)} of the first {n} bytes in {timeout:g} s")
             time.sleep(0.001)
     finally:
         conn.settimeout(None)

@@ -168,7 +168,7 @@ class UnixListener:
                     continue
                 self._runners.submit(functools.partial(self._read, conn))
                 break
-        except (ConnectionError, OSError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - closed, or garbage: either way the link ends
             log.debug("%s: connection ended: %s", self.address, e)
             with self._lock:
                 self._conns.discard(conn)
