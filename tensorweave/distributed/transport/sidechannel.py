@@ -27,7 +27,7 @@ import threading
 import time
 from typing import Any
 
-from tensorweave.distributed.transport import bulk
+from tensorweave.distributed.transport import bulk, limits
 from tensorweave.distributed.transport.credentials import (
     TLS_HINT, TOKEN_HINT, Credentials, refused)
 from tensorweave.distributed.transport.framing import ERROR, HEAD, REQUEST, Conn
@@ -39,7 +39,8 @@ __all__ = ["BULK_TOKEN_MAGIC", "UNIX_HELLO", "Refused", "accept_tls", "check_bul
 
 log = logging.getLogger("tensorweave.security")
 
-HANDSHAKE_TIMEOUT_S = 10.0   # a peer that stalls its handshake is dropped after this
+# A peer that stalls its handshake is dropped after this (TENSORWEAVE_HANDSHAKE_TIMEOUT_S).
+HANDSHAKE_TIMEOUT_S = limits.handshake_timeout_s()
 BULK_TOKEN_MAGIC = b"TWBULK\x00\x02"  # a bulk connection whose 32-byte digest follows
 UNIX_HELLO = b"TWUNIX\x00"           # + one byte of flags: a same-host link's handshake
 FLAG_TLS, FLAG_TOKEN, FLAG_REFUSED = 1, 2, 0x80
