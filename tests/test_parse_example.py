@@ -145,6 +145,19 @@ def test_type_mismatch_is_an_error():
         _run(op.values)
 
 
+def test_type_mismatch_is_an_error_for_dense_and_for_an_empty_list():
+    dense = tf.parse_example([_ex(a=[1.5]), _ex(a=[b"x"])],
+                             {"a": tf.FixedLenFeature([1], tf.float32)})["a"]
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"example 1, key 'a'.*bytes_list.*float32"):
+        _run(dense)
+    # an empty list of the wrong kind still names its kind (as TF reads it)
+    empty = tf.train.Feature(bytes_list=tf.train.BytesList())
+    sparse = tf.parse_example([_ex(a=[2]), _ex(a=empty)], {"a": tf.VarLenFeature(tf.int64)})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"example 1, key 'a'.*bytes_list"):
+        _run(sparse["a"].values)
+
+
 def test_garbage_bytes_are_an_error_naming_the_example():
     op = tf.parse_example([_ex(a=[1]), b"\xff\xff\xff"],
                           {"a": tf.VarLenFeature(tf.int64)})["a"]

@@ -74,13 +74,17 @@ def parse_sparse(fmaps: list[Any], key: str, dtype: Any, names: list[str]) -> li
     """VarLenFeature: (indices [n, 2] as (example, position), values [n], shape [B, max])."""
     want, flat, lengths = _KIND[dtype.name], [], []
     for b, fmap in enumerate(fmaps):
-        if key in fmap and fmap[key].WhichOneof("kind") == want:  # the common case inline
-            v = getattr(fmap[key], want).value
-        else:
-            v = raw_values(fmap, key, want, dtype, names, b)
-        lengths.append(0 if v is None else len(v))
+        # Hot loop, the common case inline: one map read, one list read. A feature of
+        # another kind reads as an empty list here; raw_values then names the mismatch.
+        feature = fmap.get(key)
+        v = getattr(feature, want).value if feature is not None else None
+        if not v:
+            v = raw_values(fmap, key, want, dtype, names, b) if feature is not None else None
         if v:
+            lengths.append(len(v))
             flat.extend(v)
+        else:
+            lengths.append(0)
     counts = np.asarray(lengths, dtype=np.int64)
     rows = np.repeat(np.arange(len(fmaps), dtype=np.int64), counts)
     starts = np.repeat(np.cumsum(counts) - counts, counts)
@@ -97,13 +101,12 @@ def parse_dense(fmaps: list[Any], key: str, dtype: Any, shape: list[Any], defaul
     size = int(np.prod(shape)) if shape else 1
     want, flat = _KIND[dtype.name], []
     for b, fmap in enumerate(fmaps):
-        if key in fmap:  # the common case inline: present, of the right kind and size
-            feature = fmap[key]
-            if feature.WhichOneof("kind") == want:
-                v = getattr(feature, want).value
-                if len(v) == size:
-                    flat.extend(v)
-                    continue
+        feature = fmap.get(key)
+        if feature is not None:  # the common case inline: present, right kind and size
+            v = getattr(feature, want).value
+            if len(v) == size and size:
+                flat.extend(v)
+                continue
         v = raw_values(fmap, key, want, dtype, names, b)
         if v is None:
             if default.size == 0:
