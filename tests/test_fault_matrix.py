@@ -23,9 +23,12 @@ import pytest
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 from tensorweave.testing.faults import Fault, FaultInjector
 
-LAST_STEP = 50
+LAST_STEP = 60
 SAVE_STEPS = 5
-STEP_SECS = 0.1  # each replica's pace: a restarted task (~1 s to start) rejoins mid-run
+# Each replica's pace: a task restarted at the latest kill step (LAST_STEP // 2)
+# rejoins well before the others finish (a worker restarted after the chief is
+# done finds the ps gone and fails, as it would under any orchestrator).
+STEP_SECS = 0.1
 REPLICAS = 2  # the chief and one worker
 MODES = {"async": [], "sync_backup": ["--sync", "--replicas_to_aggregate", "1"]}
 VICTIMS = {"ps": ("ps", 0), "chief": ("chief", 0), "worker": ("worker", 0)}
