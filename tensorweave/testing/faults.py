@@ -131,10 +131,11 @@ class StepWatch:
 
 
 class FaultInjector:
-    """Runs `faults` against a started cluster from a background thread.
+    """Runs `faults` against a cluster's task processes from a background thread.
 
     Args:
-        cluster: a started LocalCluster.
+        cluster: a LocalCluster, started or about to be (start the injector first
+            to watch the job from its first step; `after_secs` counts from here).
         faults: what to kill, when, and whether to restart it.
         step_pattern: a regex whose group 1 is a step, matched against each line
             the task processes print (the job's progress).
@@ -161,6 +162,7 @@ class FaultInjector:
         return self._finished.wait(timeout)
 
     def join(self, timeout: float | None = None) -> list[FaultRecord]:
+        """Stops watching (faults not yet due get an error) and returns the records."""
         self._stop.set()
         self._thread.join(timeout)
         return self.records
