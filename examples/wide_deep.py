@@ -2,7 +2,7 @@
 
 Each worker writes a synthetic click log with a planted signal to TFRecord files of
 `tf.train.Example`s (its own shard; the chief also writes the held-out set), then
-trains on it: `tf.data.TFRecordDataset` -> shuffle/repeat -> batch -> `map(parse_example)`,
+trains on it: `tf.data.TFRecordDataset` -> repeat/shuffle -> batch -> `map(parse_example)`,
 feature columns (hashed user and item ids, a category vocabulary list, bucketized
 hour, crossed columns, embedding columns) into
 
@@ -33,7 +33,9 @@ or one process per task:
     ... --job_name=ps --task_index=1, --job_name=worker --task_index=0 and 1
 
 Without the seed flags it reads the cluster from TF_CONFIG. Every process exits by
-itself when training ends, the ps tasks too.
+itself when training ends, the ps tasks too. The same file runs on real TF 2.x
+(compat.v1) for comparison: `TF_USE_LEGACY_KERAS=1 python -m bench.tf_compat
+examples/wide_deep.py ...` (what `python -m bench.wide_deep` does).
 """
 import argparse
 import math
