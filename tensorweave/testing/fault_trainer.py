@@ -3,10 +3,10 @@
 A TF1-style program (replica_device_setter, MonitoredTrainingSession,
 StopAtStepHook, optionally SyncReplicasOptimizer) kept small so a whole job
 runs in seconds: linear regression on a planted model. It prints one line per
-step, `step <global step> <task>`, and `session at step <n>` each time its
-session is (re)created, which the fault matrix reads to find the step to kill
-at and the steps lost. The ps tasks run a bare server that exits when the
-chief reports the job done.
+step, `step <global step> <task> ...`, and `session at step <n>` each time its
+session is (re)created, which `tensorweave.testing.faults` reads to find the step
+to kill at and the steps lost; `--step_secs` paces it. The ps tasks run a bare
+server that exits when the chief reports the job done.
 
 Example (one process per task, TF_CONFIG set as cluster managers set it):
     $ TF_CONFIG='{"cluster": {...}, "task": {"type": "chief", "index": 0}}' \\
@@ -23,8 +23,6 @@ import numpy as np
 
 import tensorweave as tf
 
-STEP_PATTERN = r"^step (\d+) "
-SESSION_PATTERN = r"^session at step (\d+)"
 _DIM = 8
 
 
