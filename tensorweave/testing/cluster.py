@@ -147,8 +147,9 @@ class LocalCluster:
     def wait(self, timeout: float) -> dict[tuple[str, int], int | None]:
         """Waits for every task process to exit by itself; returns their exit codes.
 
-        A task restarted meanwhile is waited for in its new process. One still
-        running after `timeout` seconds is killed and gets None.
+        A task restarted meanwhile is waited for in its new process; one killed
+        and not restarted is left out. One still running after `timeout` seconds
+        is killed and gets None.
         """
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and any(
