@@ -67,5 +67,9 @@ def test_kill_one_task_at_a_random_step_job_completes(tmp_path, victim, mode):
     final = max(int(line.split()[1]) for job, i in lc.logs
                 for line in lc.output(job, i).splitlines() if line.startswith("step "))
     assert final >= LAST_STEP, logs
+    if victim != "ps":  # the restarted trainer rejoined: it made a session and ended
+        with open(lc.logs[VICTIMS[victim]][-1]) as f:
+            again = f.read()
+        assert "session at step" in again and f"done {victim}:0" in again, again[-3000:]
     lost = record.steps_lost(lc)
     assert lost is not None and lost <= SAVE_STEPS + REPLICAS - 1, (record, lost, logs)
