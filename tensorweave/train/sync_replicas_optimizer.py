@@ -349,6 +349,11 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
         self._watch.step_ended()
 
     def end(self, session: Any) -> None:
+        if self._watch.gave_up is not None:
+            # Not a normal end (the token queue was closed because the chief gave up):
+            # raised here, the hooks after this one (telling the ps the job is done)
+            # do not run, so a restarted chief finds its ps still serving.
+            raise self._watch.gave_up
         try:
             session.run(self._opt._departed_op)
             if self._end_op is not None:

@@ -14,8 +14,10 @@ A worker restarted meanwhile (by Kubernetes or `tensorweave launch --restart`)
 rejoins and training goes on. After `give_up_secs`
 (TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS, 300 s; 0 waits forever, logging) the chief
 stops with `DeadlineExceededError` naming the missing replicas, instead of
-hanging. With backup workers (total_num_replicas > replicas_to_aggregate) a
-dead worker does not stall the steps, so nothing is reported. Under a Supervisor
+hanging: it closes the token queue (the waiting workers end) and does not tell
+the ps tasks the job is done, so a restarted chief finds them serving. With
+backup workers (total_num_replicas > replicas_to_aggregate) a dead worker does
+not stall the steps, so nothing is reported. Under a Supervisor
 (no hooks) the chief's watch starts with its queue runner, reads the global step
 instead of timing steps, and only logs.
 
@@ -91,6 +93,7 @@ class ReplicaWatch:
         self._tail = (f"the chief gives up after {self._chief_give_up:g} s ({TIMEOUT_ENV})"
                       if self._chief_give_up else f"the chief never gives up ({TIMEOUT_ENV}=0)")
         self._run_started: float | None = None
+        self.gave_up: errors.DeadlineExceededError | None = None  # set when it gave up
         self._lock = threading.Lock()
 
     def step_started(self) -> None:
@@ -145,11 +148,13 @@ class ReplicaWatch:
             if message is None:
                 continue
             if self.give_up_secs and waited >= self.give_up_secs:
-                coord.request_stop(errors.DeadlineExceededError(None, None, message + (
+                self.gave_up = errors.DeadlineExceededError(None, None, message + (
                     f" Gave up after {self.give_up_secs:g} s. Restart the missing worker "
                     "(it rejoins), give the optimizer backup workers (total_num_replicas > "
                     f"replicas_to_aggregate), or set {TIMEOUT_ENV} to wait longer (0: "
-                    "forever).")))
+                    "forever)."))
+                # Stopping closes the token queue: the waiting steps end everywhere.
+                coord.request_stop(self.gave_up)
                 return
             log.warning("%s Still waiting (a restarted worker rejoins); %s.", message,
                         self._tail)
