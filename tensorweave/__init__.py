@@ -199,6 +199,10 @@ from tensorweave.ops.parsing.parsing_ops import (
     VarLenFeature as VarLenFeature, decode_raw as decode_raw, parse_example as parse_example,
     parse_single_example as parse_single_example)
 
+# --- whole-file ops, confined on a server (owner: security helper, issue 12) ---
+from tensorweave.ops.io.file_ops import (
+    matching_files as matching_files, read_file as read_file, write_file as write_file)
+
 # --- tf.feature_column, tf.as_string, string hashing (owner: feature-column helper, issue 11) ---
 from tensorweave import feature_column as feature_column
 from tensorweave.ops.lookup.hash_ops import (

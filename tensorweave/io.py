@@ -9,6 +9,8 @@ Example:
 from tensorweave.framework.tfrecord import (
     TFRecordCompressionType as TFRecordCompressionType, TFRecordOptions as TFRecordOptions,
     TFRecordWriter as TFRecordWriter, tf_record_iterator as tf_record_iterator)
+from tensorweave.ops.io.file_ops import (
+    matching_files as matching_files, read_file as read_file, write_file as write_file)
 from tensorweave.ops.parsing.parsing_ops import (
     FixedLenFeature as FixedLenFeature, FixedLenSequenceFeature as FixedLenSequenceFeature,
     VarLenFeature as VarLenFeature, decode_raw as decode_raw, parse_example as parse_example,
@@ -16,6 +18,6 @@ from tensorweave.ops.parsing.parsing_ops import (
 
 __all__ = [
     "FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionType", "TFRecordOptions",
-    "TFRecordWriter", "VarLenFeature", "decode_raw", "parse_example", "parse_single_example",
-    "tf_record_iterator",
+    "TFRecordWriter", "VarLenFeature", "decode_raw", "matching_files", "parse_example",
+    "parse_single_example", "read_file", "tf_record_iterator", "write_file",
 ]

@@ -243,7 +243,8 @@ def test_server_cli_allow_dir_confines_its_ops(dirs, tmp_path):
 def test_allow_dir_flag_sets_the_environment(monkeypatch, dirs):
     from tensorweave.launch.cli import build_parser
     from tensorweave.launch.file_flags import apply_allow_dirs
-    monkeypatch.delenv(file_access.ENV_ALLOW_DIRS, raising=False)
+    # Recorded by monkeypatch, so the variable the flag sets is gone after the test.
+    monkeypatch.setenv(file_access.ENV_ALLOW_DIRS, "")
     args = build_parser().parse_args(["launch", "--allow-dir", dirs[0], "--allow-dir", dirs[1],
                                       ])
     apply_allow_dirs(args)
@@ -252,3 +253,45 @@ def test_allow_dir_flag_sets_the_environment(monkeypatch, dirs):
     with pytest.raises(ValueError, match="not a directory"):
         apply_allow_dirs(build_parser().parse_args(
             ["server", "--allow-dir", os.path.join(dirs[0], "nope")]))
+
+
+# ---- ReadFile / WriteFile / MatchingFiles ----------------------------------------------
+def test_file_ops_behave_as_tf_locally(tmp_path):
+    # Values checked against TF 2.21 (compat.v1) running the same graph.
+    d = str(tmp_path)
+    w = tf.write_file(os.path.join(d, "a/b/hello.txt"), "hi")  # directories created
+    w2 = tf.io.write_file(os.path.join(d, "a/b/z.txt"), b"\x00\xff")
+    r = tf.read_file(os.path.join(d, "a/b/hello.txt"))
+    m = tf.matching_files(os.path.join(d, "a/*/*.txt"))
+    m2 = tf.io.matching_files([os.path.join(d, "a/b/z*"), os.path.join(d, "a/b/h*")])
+    none = tf.matching_files(os.path.join(d, "nope/*"))
+    assert r.shape.ndims == 0 and m.shape.as_list() == [None]
+    with tf.Session() as sess:
+        sess.run([w, w2])
+        assert sess.run(r) == b"hi"
+        want = [os.path.join(d, "a/b/hello.txt").encode(), os.path.join(d, "a/b/z.txt").encode()]
+        assert list(sess.run(m)) == want and list(sess.run(m2)) == want  # sorted, as TF
+        assert sess.run(none).shape == (0,)
+        with pytest.raises(tf.errors.NotFoundError, match="missing"):
+            sess.run(tf.read_file(os.path.join(d, "missing")))
+
+
+def test_file_ops_on_a_server_are_confined(server, dirs):
+    allowed, outside = dirs
+    with open(os.path.join(outside, "secret.txt"), "w") as f:
+        f.write("s3cret")
+    os.symlink(outside, os.path.join(allowed, "link"))
+    with tf.Session(server.target) as sess:
+        sess.run(tf.write_file(os.path.join(allowed, "ok.txt"), "fine"))
+        assert sess.run(tf.read_file(os.path.join(allowed, "ok.txt"))) == b"fine"
+        assert list(sess.run(tf.matching_files(os.path.join(allowed, "*.txt")))) == \
+            [os.path.join(allowed, "ok.txt").encode()]
+        refused = [tf.read_file(os.path.join(outside, "secret.txt")),
+                   tf.read_file(os.path.join(allowed, "link", "secret.txt")),
+                   tf.write_file(os.path.join(outside, "new.txt"), "x"),
+                   tf.matching_files(os.path.join(outside, "*")),
+                   tf.matching_files(os.path.join(allowed, "*", "*.txt"))]  # via the link
+        for t in refused:
+            with pytest.raises(tf.errors.PermissionDeniedError, match="allow"):
+                sess.run(t)
+    assert sorted(os.listdir(outside)) == ["secret.txt"]

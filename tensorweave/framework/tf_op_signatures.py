@@ -828,6 +828,12 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             'T': ('type', False),
             'grad_a': ('bool', True),
             'grad_b': ('bool', True),}),
+    'MatchingFiles': (
+        (
+            ('pattern', '', '', '', 7, False),),
+        (
+            ('filenames', '', '', '', 7, False),),
+        {}),
     'Max': (
         (
             ('input', 'T', '', '', 0, False),
@@ -1258,6 +1264,12 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             ('output', '', '', '', 3, False),),
         {
             'T': ('type', False),}),
+    'ReadFile': (
+        (
+            ('filename', '', '', '', 7, False),),
+        (
+            ('contents', '', '', '', 7, False),),
+        {}),
     'RealDiv': (
         (
             ('x', 'T', '', '', 0, False),
@@ -2147,6 +2159,12 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             'body': ('func', False),
             'output_shapes': ('list(shape)', True),
             'parallel_iterations': ('int', True),}),
+    'WriteFile': (
+        (
+            ('filename', '', '', '', 7, False),
+            ('contents', '', '', '', 7, False),),
+        (),
+        {}),
     'ZerosLike': (
         (
             ('x', 'T', '', '', 0, False),),
