@@ -171,6 +171,25 @@ def test_an_announced_huge_tensor_is_refused_before_allocating(cluster):
     _alive(cluster)
 
 
+def test_oversized_frames_on_the_unix_socket_end_the_link(cluster):
+    from tensorweave.distributed.transport.framing import HEAD, REQUEST
+    h = Envelope().tensors.add()
+    h.dtype, h.nbytes = 1, 1 << 50
+    h.shape.extend([1 << 48])
+    env = Envelope(tensors=[h]).SerializeToString()
+    for frame in (HEAD.pack(REQUEST, 0, 0, 1, 0xFFFFFFF0),  # a 4 GiB envelope announced
+                  HEAD.pack(REQUEST, 0, 0, 1, len(env)) + env):  # a 1 PiB tensor
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(60)
+        try:
+            s.connect(socket_name(_address(cluster)))
+            s.sendall(frame)
+            assert _closed_by_server(s)
+        finally:
+            s.close()
+    _alive(cluster)
+
+
 def test_an_oversized_message_is_refused(cluster):
     with pytest.raises(grpc.RpcError) as e:
         _call(cluster, WORKER_SERVICE, "GetStatus", b"\0" * (5 << 20))

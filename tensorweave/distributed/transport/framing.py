@@ -18,7 +18,7 @@ import time
 from typing import Any, Callable, Sequence, cast
 
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
-from tensorweave.distributed.transport import codec
+from tensorweave.distributed.transport import codec, limits
 from tensorweave.distributed.transport.base import Tensors
 from tensorweave.framework import errors
 
@@ -51,6 +51,9 @@ class Conn:
         self.sock = sock
         self._wlock = threading.Lock()
         self._rfile = cast(io.BufferedReader, sock.makefile("rb", buffering=1 << 16))
+        # What a peer may announce (transport/limits.py), read once per connection.
+        self._max_envelope = limits.max_message_bytes()
+        self._max_tensor = limits.max_tensor_bytes()
 
     def send(self, kind: int, service: int, method: int, ident: int, message: bytes,
              tensors: Sequence[Any] = ()) -> None:
@@ -84,7 +87,13 @@ class Conn:
         head = self._exactly(HEAD.size)
         started = time.perf_counter()
         kind, service, method, ident, n = HEAD.unpack(head)
+        if n > self._max_envelope:
+            raise ValueError(f"a frame announces a {n}-byte envelope, more than "
+                             f"{limits.ENV_MAX_MESSAGE_BYTES}={self._max_envelope}")
         env = Envelope.FromString(self._exactly(n))
+        if any(h.nbytes > self._max_tensor for h in env.tensors):
+            raise ValueError(f"a frame announces a tensor over "
+                             f"{limits.ENV_MAX_TENSOR_BYTES}={self._max_tensor} bytes")
         tensors = self._read_tensors(list(env.tensors))
         STATS["frames_in"] += 1
         STATS["bytes_in"] += HEAD.size + n + sum(h.nbytes for h in env.tensors)
