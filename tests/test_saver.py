@@ -272,3 +272,30 @@ def test_gate_pause_blocks_updates_until_resume():
     gate.resume(owner)
     assert entered.wait(2)
     t.join()
+
+
+def test_a_failed_save_does_not_leave_its_task_paused(tmp_path):
+    # The save step raises after GatePause (here: the path is outside the task's
+    # allowed directories)
+    # and the caller keeps the exception, and with it the step, alive. The pause must
+    # end with the step's part on the task, not when the step is freed: before, the
+    # next save or update on that task waited out the pause's 60 s lease.
+    from tensorweave.runtime import update_gate
+    v = tf.Variable([1.0, 2.0], name="v")
+    saver = Saver([v])
+    (tmp_path / "allowed").mkdir()
+    port = cluster_dict(1, 0)["ps"][0].split(":")[1]
+    server = Server({"localhost": [f"localhost:{port}"]}, job_name="localhost", task_index=0,
+                    allow_dirs=[str(tmp_path / "allowed")])
+    try:
+        with tf.Session(server.target) as sess:
+            sess.run(v.initializer)
+            with pytest.raises(errors.OpError) as kept:
+                saver.save(sess, str(tmp_path / "model"))
+            paused = [g.name for g in list(update_gate._GATES.values()) if g.paused]
+            assert paused == [], (paused, kept.value)
+            sess.run(v.assign_add([1.0, 1.0]))
+            path = saver.save(sess, str(tmp_path / "allowed" / "model"))
+    finally:
+        server.stop()
+    assert checkpoint_management.load_variable(path, "v").tolist() == [2.0, 3.0]

@@ -46,13 +46,19 @@ def _steps(text: str) -> list[int]:
     return [int(s) for s in re.findall(r"^step (\d+)", text, re.MULTILINE)]
 
 
+def _assert_chief_finished(chief: str) -> None:
+    # Well past the kill at step 10. The global step fetched with the chief's last
+    # train op may be read before that step's update lands, so 39 can be its last line.
+    assert max(_steps(chief), default=0) >= 35 and "done chief:0" in chief, chief[-3000:]
+
+
 def test_backup_worker_lets_training_go_on_when_a_worker_dies(tmp_path):
     # 2 of 3 replicas aggregated: worker 1 killed for good, the chief and worker 0
     # finish the job; the dead worker is never waited for, so nothing is reported.
     codes, chief = _job(tmp_path, 2, Fault("worker", 1, at_step=10, restart_after_secs=None),
                         {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "5"})
     assert codes == {("ps", 0): 0, ("chief", 0): 0, ("worker", 0): 0}, (codes, chief[-3000:])
-    assert max(_steps(chief)) >= 40 and "done chief:0" in chief
+    _assert_chief_finished(chief)
     assert "Sync training is waiting" not in chief, chief[-3000:]
 
 
@@ -83,5 +89,5 @@ def test_without_backup_a_restarted_worker_rejoins_and_the_job_finishes(tmp_path
                         {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "1"})
     assert codes == {("ps", 0): 0, ("chief", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, \
         (codes, chief[-3000:])
-    assert max(_steps(chief)) >= 40 and "done chief:0" in chief
+    _assert_chief_finished(chief)
     assert f"no gradient for it from {WORKER1}" in chief, chief[-3000:]

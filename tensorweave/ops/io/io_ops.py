@@ -54,7 +54,12 @@ def _(ctx: Any, step: Any, *, timeout_s: float) -> None:
     gate = _gate.update_gate(ctx.resources, ctx.device)
     owner = _gate.step_token(step)
     gate.pause(owner, timeout_s=timeout_s)
-    # If the save step fails before GateResume, resume when the step goes away.
+    # If the save step fails before GateResume (a refused path, a full disk), resume
+    # when its part here ends or is cancelled: waiting for the step to be freed could
+    # take the pause's whole lease (60 s), as a raised error keeps the step alive.
+    # Freeing the step is the last resort.
+    step.add_end_callback(lambda: gate.resume(owner))
+    step.register_cancel(lambda _e: gate.resume(owner))
     weakref.finalize(step, gate.resume, owner)
 
 
