@@ -236,6 +236,37 @@ def test_estimator_train_with_max_steps_falls_back(tmp_path):
     assert os.path.exists(bad + ".damaged-1.index")
 
 
+def test_estimator_evaluate_predict_and_export_read_the_newest_good_checkpoint(tmp_path):
+    # The model's w after 2 steps differs from after 3, so the value shows which one
+    # was read. The damaged one is left in place (the chief owns model_dir).
+    d = str(tmp_path / "model")
+    est = tf.estimator.Estimator(_estimator_model_fn, model_dir=d, config=tf.estimator.RunConfig(
+        save_checkpoints_steps=1, keep_checkpoint_max=5))
+    est.train(_estimator_input_fn, steps=3)
+    w2 = cm.load_variable(os.path.join(d, "model.ckpt-2"), "w")
+    bad = est.latest_checkpoint()
+    _damage(bad, "tensorweave", "flipped_data")
+    metrics = est.evaluate(_estimator_input_fn, steps=1)
+    assert metrics["global_step"] == 2
+    np.testing.assert_allclose(metrics["loss"], (w2[0] - 1.0) ** 2, rtol=1e-5)
+
+    def predict_fn(features, labels, mode):
+        w = tf.get_variable("w", [1], initializer=tf.zeros_initializer())
+        return tf.estimator.EstimatorSpec(
+            mode, predictions={"y": features["x"] * w},
+            export_outputs={"y": tf.estimator.export.PredictOutput({"y": features["x"] * w})})
+    pred = tf.estimator.Estimator(predict_fn, model_dir=d)
+    p = next(pred.predict(lambda: {"x": tf.constant([[1.0]])}))  # a constant never ends
+    np.testing.assert_allclose(p["y"], w2)
+    export = pred.export_saved_model(str(tmp_path / "export"), tf.estimator.export
+                                     .build_raw_serving_input_receiver_fn(
+                                         {"x": tf.placeholder(tf.float32, [None, 1])}))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.saved_model.loader.load(sess, ["serve"], export)
+        np.testing.assert_allclose(sess.run("w:0"), w2)
+    assert os.path.exists(bad + ".index") and est.latest_checkpoint() == bad
+
+
 @pytest.mark.cluster_shape(ps=2, workers=1)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_sharded_save_across_ps_tasks_missing_shard_falls_back(tmp_path, inprocess_cluster,

@@ -35,6 +35,7 @@ from tensorweave.summary.summary import scalar as summary_scalar
 from tensorweave.train import basic_session_run_hooks as hooks_lib
 from tensorweave.train.checkpoint_management import (
     latest_checkpoint,
+    latest_valid_checkpoint,
     list_variables,
     load_variable,
 )
@@ -108,6 +109,12 @@ class Estimator:
     def latest_checkpoint(self) -> str | None:
         """The newest checkpoint in model_dir, or None before the first save."""
         return latest_checkpoint(self._model_dir)
+
+    def _restorable_checkpoint(self) -> str | None:
+        # evaluate/predict/export restore the newest checkpoint that verifies (ours, as
+        # training's restore does: issue 13); a damaged one is skipped with a WARNING but
+        # left in place, as the chief owns model_dir.
+        return latest_valid_checkpoint(self._model_dir)
 
     def get_variable_names(self) -> list[str]:
         """Names of the variables in the latest checkpoint.
@@ -234,7 +241,7 @@ class Estimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         hooks = parts.check_hooks(hooks)
         if checkpoint_path is None:
-            checkpoint_path = self.latest_checkpoint()
+            checkpoint_path = self._restorable_checkpoint()
             if not checkpoint_path:
                 logging.info("Could not find trained model in model_dir: %s, running "
                              "initialization to evaluate.", self._model_dir)
@@ -308,7 +315,7 @@ class Estimator:
         """
         hooks = parts.check_hooks(hooks)
         if checkpoint_path is None:
-            checkpoint_path = self.latest_checkpoint()
+            checkpoint_path = self._restorable_checkpoint()
             if not checkpoint_path:
                 logging.info("Could not find trained model in model_dir: %s, running "
                              "initialization to predict.", self._model_dir)

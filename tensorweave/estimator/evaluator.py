@@ -65,7 +65,7 @@ class CheckpointEvaluator:
         Raises:
             RuntimeError: the evaluation's metrics lack the global step.
         """
-        path = self._estimator.latest_checkpoint()
+        path = self._estimator._restorable_checkpoint()
         if not path:
             logging.info("Estimator is not trained yet. Will start an evaluation when a "
                          "checkpoint is ready.")

@@ -83,7 +83,7 @@ def export_saved_model(estimator: Any, export_dir_base: str,
     """See `Estimator.export_saved_model`."""
     if serving_input_receiver_fn is None:
         raise ValueError("An input_receiver_fn must be defined.")
-    checkpoint_path = checkpoint_path or estimator.latest_checkpoint()
+    checkpoint_path = checkpoint_path or estimator._restorable_checkpoint()
     if not checkpoint_path:
         raise ValueError(f"Couldn't find trained model at {estimator.model_dir}; train the "
                          "Estimator (or give checkpoint_path) before exporting.")
