@@ -1,6 +1,7 @@
 """`python -m bench [NAME ...]`: run benchmarks and print one table of their figures.
 
-Names: op_overhead, session_transfer, step_breakdown, trainer (default: all);
+Names: op_overhead, session_transfer, step_breakdown, trainer, wide_deep, recovery
+(default: all);
 `transfer` (the transport alone, several chunk sizes) runs on request. Real TensorFlow columns
 appear when TENSORFLOW_PYTHON points at an interpreter that has it.
 """
@@ -10,7 +11,8 @@ import importlib
 import sys
 from typing import Any
 
-BENCHMARKS = ["op_overhead", "session_transfer", "step_breakdown", "trainer"]
+BENCHMARKS = ["op_overhead", "session_transfer", "step_breakdown", "trainer", "wide_deep",
+              "recovery"]
 
 
 def _ratio(a: float | None, b: float | None) -> str:
@@ -34,12 +36,18 @@ def _rows(name: str, r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             rows.append((f"{model} 1ps+1w step (ms): compute/transfer/wait",
                          f"{b['ms']:.1f}: {b['local_ms']:.1f}/{b['transfer_ms']:.1f}/"
                          f"{b['waiting_ms']:.1f}", "-", "-"))
-    if name == "trainer":
+    if name == "recovery":
+        for setting, runs in r.items():
+            for run in runs:
+                rows.append((f"recovery {setting}: ps kill -> next step (s)",
+                             f"{run['kill_to_next_step_s']:.2f} ({run['steps_lost']} lost)",
+                             "-", "-"))
+    if name in ("trainer", "wide_deep"):
         for setting, both in r.items():
             tw, tf = both["tensorweave"], both["tensorflow"]
             a = tw["examples_per_s"] if tw and tw["ok"] else None
             b = tf["examples_per_s"] if tf and tf["ok"] else None
-            rows.append((f"trainer {setting} (examples/s)", f"{a:.0f}" if a else "-",
+            rows.append((f"{name} {setting} (examples/s)", f"{a:.0f}" if a else "-",
                          f"{b:.0f}" if b else "-", _ratio(a, b)))
     return rows
 
