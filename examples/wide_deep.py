@@ -2,7 +2,8 @@
 
 Each worker writes a synthetic click log with a planted signal to TFRecord files of
 `tf.train.Example`s (its own shard; the chief also writes the held-out set), then
-trains on it: `tf.data.TFRecordDataset` -> repeat/shuffle -> batch -> `map(parse_example)`,
+trains on it: `tf.data.TFRecordDataset` -> repeat/shuffle -> batch -> `map(parse_example)`
+-> prefetch,
 feature columns (hashed user and item ids, a category vocabulary list, bucketized
 hour, crossed columns, embedding columns) into
 
@@ -117,6 +118,7 @@ def input_fn(path, wide, deep, batch_size, seed=None):
     if seed is not None:
         dataset = dataset.repeat().shuffle(4 * batch_size, seed=seed)
     dataset = dataset.batch(batch_size).map(lambda records: tf.parse_example(records, spec))
+    dataset = dataset.prefetch(1)  # reading and parsing overlap the step
     features = dataset.make_one_shot_iterator().get_next()
     labels = tf.cast(features.pop("clicked"), tf.float32)
     return features, labels

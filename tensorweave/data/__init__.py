@@ -13,6 +13,7 @@ from tensorweave.ops.dataset.iterator_ops import (
     Iterator as Iterator, make_initializable_iterator as make_initializable_iterator,
     make_one_shot_iterator as make_one_shot_iterator)
 from tensorweave.ops.dataset.readers import TFRecordDataset as TFRecordDataset
+from tensorweave.data import experimental as experimental
 
-__all__ = ["Dataset", "Iterator", "TFRecordDataset", "make_one_shot_iterator",
+__all__ = ["Dataset", "Iterator", "TFRecordDataset", "experimental", "make_one_shot_iterator",
            "make_initializable_iterator"]

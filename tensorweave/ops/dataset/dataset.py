@@ -60,6 +60,14 @@ class Env:
     def call(self, func_graph: Any, args: list[Any]) -> list[Any]:
         return self.ctx.call_function(func_graph, args, self.step)
 
+    def detached(self, step: Any) -> "Env":
+        """An Env for a background thread (prefetch): the same inputs and pipeline
+        state, this kernel context, but its own `step`, so that map functions it
+        runs outlive, and are not cancelled with, the get_next step that started them."""
+        env = Env(self.values)
+        env.ctx, env.step, env.epochs, env.caches = self.ctx, step, self.epochs, self.caches
+        return env
+
 
 class HasStructure:
     """`output_types/shapes/classes` of an element structure (datasets and iterators)."""
@@ -225,10 +233,16 @@ class Dataset(HasStructure):
         return _impl("SkipDataset")(self, count)
 
     def prefetch(self, buffer_size: int) -> "Dataset":
-        """Same elements in the same order.
+        """Same elements in the same order, produced ahead on a background thread.
 
-        Elements are produced on demand inside get_next (map functions run in
-        its step), so there is nothing to overlap; kept for TF compatibility.
+        Up to `buffer_size` elements wait, ready, for get_next, so the pipeline
+        above (reading, parsing, map functions) overlaps the training step instead
+        of running inside it. `tf.data.experimental.AUTOTUNE` (-1) buffers a few; 0
+        produces on demand in get_next, as without prefetch. An error upstream is
+        raised by the get_next that reaches it, after the elements before it.
+
+        Example:
+            >>> ds = tf.data.TFRecordDataset(files).batch(256).map(parse).prefetch(1)
         """
         return _impl("PrefetchDataset")(self, buffer_size)
 

@@ -4,6 +4,8 @@ prefetch, zip and concatenate. Each is a node over its input(s) producing flat N
 from __future__ import annotations
 
 import itertools
+import queue
+import threading
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -19,6 +21,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.random.random_ops import get_seed
+from tensorweave.runtime.step import StepState
 
 
 def _trace(dataset: Dataset, fn: Callable[..., Any], what: str) -> tuple[Any, Any]:
@@ -254,11 +257,80 @@ class SkipDataset(Dataset):
 
 @register_impl
 class PrefetchDataset(Dataset):
-    def __init__(self, dataset: Dataset, buffer_size: int) -> None:
-        super().__init__(dataset._structure, children=[dataset])
+    AUTOTUNE_BUFFER = 2  # what buffer_size=-1 (AUTOTUNE) holds: enough to hide one step
+
+    def __init__(self, dataset: Dataset, buffer_size: Any) -> None:
+        # A tensor (e.g. a placeholder, as TF allows) is read when the iterator starts.
+        self._buffer_size: int | None = None
+        inputs: list[Tensor] = []
+        if isinstance(buffer_size, Tensor):
+            if not buffer_size.dtype.is_integer or buffer_size.shape.ndims not in (None, 0):
+                raise TypeError(f"prefetch's buffer_size must be an integer scalar, got "
+                                f"{buffer_size.name} ({buffer_size.dtype.name}, shape "
+                                f"{buffer_size.shape}).")
+            inputs = [buffer_size]
+        else:
+            self._buffer_size = _prefetch_size(buffer_size, errors_cls=None)
+        super().__init__(dataset._structure, inputs=inputs, children=[dataset])
 
     def _generate(self, env: Env, values: list[Any]) -> Iterator[Element]:
-        return self._children[0]._iter(env)
+        size = self._buffer_size if self._buffer_size is not None else \
+            _prefetch_size(values[0], errors_cls=errors.InvalidArgumentError)
+        if size == 0:
+            yield from self._children[0]._iter(env)
+            return
+        # The thread gets its own step (no deadline, never cancelled by a get_next
+        # step ending) and stops when this generator is closed or dropped.
+        items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=size)
+        stop = threading.Event()
+        source = self._children[0]._iter(env.detached(StepState()))
+        threading.Thread(target=_produce, args=(source, items, stop), daemon=True,
+                         name="tw-prefetch").start()
+        try:
+            while True:
+                kind, item = items.get()
+                if kind == "element":
+                    yield item
+                elif kind == "end":
+                    return
+                else:
+                    raise item
+        finally:
+            stop.set()
+
+
+def _prefetch_size(value: Any, errors_cls: Any) -> int:
+    """buffer_size as a count of elements; -1 (AUTOTUNE) is a small buffer."""
+    n = int(value)
+    if n < -1:
+        msg = f"prefetch buffer_size must be >= -1 (tf.data.experimental.AUTOTUNE), got {n}."
+        raise ValueError(msg) if errors_cls is None else errors_cls(None, None, msg)
+    return PrefetchDataset.AUTOTUNE_BUFFER if n == -1 else n
+
+
+def _produce(source: Iterator[Element], items: "queue.Queue[tuple[str, Any]]",
+             stop: threading.Event) -> None:
+    """PrefetchDataset's thread: fills `items` from `source` until it ends or fails."""
+    def put(entry: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    try:
+        for elem in source:
+            if not put(("element", elem)):
+                return
+        put(("end", None))
+    except BaseException as e:  # raised by the consumer's get_next, in order
+        put(("error", e))
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
 
 
 @register_impl
