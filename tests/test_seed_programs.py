@@ -15,8 +15,12 @@ SUPERVISOR = "examples/supervisor_trainer.py"
 
 
 def _assert_clean_exit(result):
-    assert result.returncodes == {"ps0": 0, "worker0": 0, "worker1": 0}, \
-        {k: v[-2000:] for k, v in result.outputs.items()}
+    if result.returncodes != {"ps0": 0, "worker0": 0, "worker1": 0}:
+        # Each task's output in full on stdout (pytest shows it for a failed test; an
+        # assertion message would be elided in the middle), then the codes.
+        for task, out in result.outputs.items():
+            print(f"===== {task} (exit {result.returncodes.get(task)}) =====\n{out[-6000:]}")
+        raise AssertionError(f"exit codes {result.returncodes}; outputs printed above")
 
 
 def _final_accuracies(result, pattern):
