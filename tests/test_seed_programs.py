@@ -95,7 +95,9 @@ def test_seed_001_supervisor_program(tmp_path, issync):
 
 
 def test_ps_killed_and_restarted_workers_recover_from_checkpoint(tmp_path):
-    job = SeedJob(TRAINER, extra=["--train_steps=400", "--hidden=32",
+    # 2000 steps: the job runs at ~600 steps/s here, and 400 could end before the kill
+    # (which then hit the chief's final hooks instead of training: not this test's case).
+    job = SeedJob(TRAINER, extra=["--train_steps=2000", "--hidden=32",
                                   f"--checkpoint_dir={tmp_path}",
                                   "--save_checkpoint_steps=50", "--log_every=25"]).start()
     try:
@@ -104,9 +106,9 @@ def test_ps_killed_and_restarted_workers_recover_from_checkpoint(tmp_path):
             return max(map(int, steps)) if steps else 0
         deadline = time.monotonic() + 90
         while global_step() < 120 and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.02)
         killed_at = global_step()
-        assert killed_at >= 120, job.output("worker0")[-2000:]
+        assert 120 <= killed_at < 1500, job.output("worker0")[-2000:]
         job.kill("ps0")  # SIGKILL: every variable on the ps is lost
         time.sleep(0.5)
         job.start_task("ps0")
@@ -117,7 +119,7 @@ def test_ps_killed_and_restarted_workers_recover_from_checkpoint(tmp_path):
     steps = [int(s) for s in re.findall(r"global step (\d+)", result.outputs["worker0"])]
     # Either worker may log the last steps (each logs every 25 of its own steps).
     assert max(int(s) for w in ("worker0", "worker1")
-               for s in re.findall(r"global step (\d+)", result.outputs[w])) >= 350
+               for s in re.findall(r"global step (\d+)", result.outputs[w])) >= 1950
     # training went on from the last checkpoint (every 50 steps), not from step 0
     resumed = steps[steps.index(max(s for s in steps if s <= killed_at)) + 1:]
     assert resumed and min(resumed) >= killed_at - 60
