@@ -30,11 +30,16 @@ def _eventually(cond, timeout=10.0):
     return True
 
 
-@pytest.mark.parametrize("buffer_size", [-1, 0, 5])
-def test_buffer_size_fed_through_a_placeholder(buffer_size):
+def _range_with_fed_buffer():
+    """Dataset.range(10).prefetch(<placeholder>): (placeholder, iterator, next element)."""
     size = tf.placeholder(tf.int64, shape=[])
     it = Dataset.range(10).prefetch(buffer_size=size).make_initializable_iterator()
-    nxt = it.get_next()
+    return size, it, it.get_next()
+
+
+@pytest.mark.parametrize("buffer_size", [-1, 0, 5])
+def test_buffer_size_fed_through_a_placeholder(buffer_size):
+    size, it, nxt = _range_with_fed_buffer()
     with tf.Session() as sess:
         sess.run(it.initializer, {size: buffer_size})
         assert [sess.run(nxt) for _ in range(10)] == list(range(10))
@@ -44,9 +49,7 @@ def test_buffer_size_fed_through_a_placeholder(buffer_size):
 
 @pytest.mark.parametrize("buffer_size", [-2, -42])
 def test_invalid_buffer_size(buffer_size):
-    size = tf.placeholder(tf.int64, shape=[])
-    it = Dataset.range(10).prefetch(buffer_size=size).make_initializable_iterator()
-    nxt = it.get_next()
+    size, it, nxt = _range_with_fed_buffer()
     with tf.Session() as sess:
         sess.run(it.initializer, {size: buffer_size})
         with pytest.raises(tf.errors.InvalidArgumentError, match=f"got {buffer_size}"):
@@ -56,6 +59,7 @@ def test_invalid_buffer_size(buffer_size):
 
 
 def test_autotune_constant_and_map_functions_in_order():
+    assert tf.contrib.data.AUTOTUNE == tf.data.experimental.AUTOTUNE == -1
     ds = Dataset.range(50).map(lambda x: x * 3).batch(4).prefetch(tf.data.experimental.AUTOTUNE)
     nxt = ds.make_one_shot_iterator().get_next()
     got = []

@@ -50,6 +50,19 @@ def _pair():
     return Conn(a), Conn(b)
 
 
+def _round_trip(ident, message, tensors):
+    """Sends one PUSH frame over a socket pair; returns what the other end read."""
+    send, recv = _pair()
+    got = []
+    reader = threading.Thread(target=lambda: got.append(recv.read()))
+    reader.start()
+    send.send(PUSH, 0, 0, ident, message, tensors)
+    reader.join(10)
+    send.close()
+    recv.close()
+    return got[0]
+
+
 def test_frame_of_mixed_tensors_round_trips():
     # Small tensors of different item sizes (so some land unaligned in the shared
     # buffer), a string tensor, an empty one, a 0-d one and one too big to share.
@@ -57,13 +70,7 @@ def test_frame_of_mixed_tensors_round_trips():
                np.array([b"ab", b"", b"xyz"], object), np.zeros((0, 4), np.float32),
                np.arange(300_000, dtype=np.float32).reshape(1000, 300),
                np.array([1 + 2j], np.complex64), np.arange(6, dtype=np.int16)[::2]]
-    send, recv = _pair()
-    got = []
-    reader = threading.Thread(target=lambda: got.append(recv.read()))
-    reader.start()
-    send.send(PUSH, 0, 0, 42, b"keys", tensors)
-    reader.join(10)
-    kind, _, _, ident, message, out = got[0]
+    kind, _, _, ident, message, out = _round_trip(42, b"keys", tensors)
     assert (kind, ident, message) == (PUSH, 42, b"keys")
     assert len(out) == len(tensors)
     for sent, received in zip(tensors, out):
@@ -71,24 +78,14 @@ def test_frame_of_mixed_tensors_round_trips():
         assert received.tolist() == sent.tolist()
         if received.dtype != object:
             received[...] = received  # writable, like any array a kernel gets
-    send.close()
-    recv.close()
 
 
 def test_small_tensors_of_a_frame_share_one_buffer():
     tensors = [np.full((16, 16), i, np.float32) for i in range(4)]
-    send, recv = _pair()
-    got = []
-    reader = threading.Thread(target=lambda: got.append(recv.read()))
-    reader.start()
-    send.send(PUSH, 0, 0, 1, b"", tensors)
-    reader.join(10)
-    out = got[0][5]
+    out = _round_trip(1, b"", tensors)[5]
     assert [float(t[0, 0]) for t in out] == [0.0, 1.0, 2.0, 3.0]
     assert all(t.nbytes <= framing._SHARED_READ_MAX for t in out)
     assert len({id(_owner(t)) for t in out}) == 1  # views of the frame's one buffer
-    send.close()
-    recv.close()
 
 
 def _owner(array):

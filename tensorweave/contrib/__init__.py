@@ -1,8 +1,9 @@
 """`tf.contrib`: the few TF 1.x contrib names that distributed programs still use.
 
 Only `tf.contrib.training` (ps placement strategies), `tf.contrib.framework`
-(global step helpers), `tf.contrib.opt` (LazyAdamOptimizer) and `tf.contrib.layers`
-(safe_embedding_lookup_sparse) exist; everything else of TF's contrib is out of scope.
+(global step helpers), `tf.contrib.opt` (LazyAdamOptimizer), `tf.contrib.layers`
+(safe_embedding_lookup_sparse) and `tf.contrib.data` (AUTOTUNE) exist; everything
+else of TF's contrib is out of scope.
 
 Example:
     >>> strategy = tf.contrib.training.GreedyLoadBalancingStrategy(
@@ -14,5 +15,6 @@ from tensorweave.contrib import framework as framework
 from tensorweave.contrib import training as training
 from tensorweave.contrib import layers as layers
 from tensorweave.contrib import opt as opt
+from tensorweave.contrib import data as data
 
-__all__ = ["framework", "training", "layers", "opt"]
+__all__ = ["framework", "training", "layers", "opt", "data"]

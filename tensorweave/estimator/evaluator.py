@@ -65,12 +65,16 @@ class CheckpointEvaluator:
         Raises:
             RuntimeError: the evaluation's metrics lack the global step.
         """
-        path = self._estimator._restorable_checkpoint()
+        # The state file first (cheap, every poll); the newest checkpoint that verifies
+        # (reads it whole) only when that names one not evaluated yet.
+        newest = self._estimator.latest_checkpoint()
+        evaluated = self.last_result.checkpoint_path if self.last_result else None
+        path = self._estimator._restorable_checkpoint() if newest != evaluated else newest
         if not path:
             logging.info("Estimator is not trained yet. Will start an evaluation when a "
                          "checkpoint is ready.")
             return None
-        if self.last_result is not None and path == self.last_result.checkpoint_path:
+        if path == evaluated:
             logging.info("No new checkpoint ready for evaluation. Skip the current "
                          "evaluation pass as evaluation results are expected to be same "
                          "for the same checkpoint.")
