@@ -37,23 +37,30 @@ FLAGS = None
 DEFAULT_LEARNING_RATES = {"digits": 0.3, "synthetic": 0.01}
 
 
-def synthetic_batches(batch_size, seed, input_dim=784, classes=10):
-    """An endless stream of a learnable problem: noisy class prototypes."""
+def synthetic_batches(batch_size, seed, input_dim=784, classes=10, pool=8192):
+    """An endless stream of minibatches of a learnable problem: noisy class prototypes.
+
+    The examples are drawn once, as a training set of `pool` examples, and batches
+    are random slices of it (as `mnist.train.next_batch` slices a loaded set): a batch
+    costs what reading one from memory costs, not fresh random draws every step."""
     protos = np.random.default_rng(1234).normal(0, 1, size=(classes, input_dim))
     rng = np.random.default_rng(seed)
-    while True:
-        labels = rng.integers(0, classes, size=batch_size)
-        images = protos[labels] + rng.normal(0, 1.0, size=(batch_size, input_dim))
-        yield images.astype(np.float32), labels.astype(np.int64)
+    labels = rng.integers(0, classes, size=pool)
+    images = (protos[labels] + rng.normal(0, 1.0, size=(pool, input_dim))).astype(np.float32)
+    return digits_batches(images, labels.astype(np.int64), batch_size, seed)
 
 
 def synthetic_test_set(n=1000, input_dim=784, classes=10):
     """Held-out examples of the synthetic problem (same prototypes, other noise)."""
-    return next(synthetic_batches(n, seed=10_000, input_dim=input_dim, classes=classes))
+    protos = np.random.default_rng(1234).normal(0, 1, size=(classes, input_dim))
+    rng = np.random.default_rng(10_000)
+    labels = rng.integers(0, classes, size=n)
+    images = protos[labels] + rng.normal(0, 1.0, size=(n, input_dim))
+    return images.astype(np.float32), labels.astype(np.int64)
 
 
 def digits_batches(x_train, y_train, batch_size, seed):
-    """An endless stream of random minibatches of the digits' training images."""
+    """An endless stream of random minibatches of a training set held in memory."""
     rng = np.random.default_rng(seed)
     while True:
         idx = rng.integers(0, len(x_train), size=batch_size)
