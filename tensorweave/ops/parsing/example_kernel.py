@@ -13,6 +13,7 @@ from google.protobuf.message import DecodeError
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.proto import example_pb2
+from tensorweave.ops.parsing import wire_batch
 
 # Which list of a Feature holds each dtype's values.
 _KIND = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}
@@ -85,13 +86,17 @@ def parse_sparse(fmaps: list[Any], key: str, dtype: Any, names: list[str]) -> li
             flat.extend(v)
         else:
             lengths.append(0)
-    counts = np.asarray(lengths, dtype=np.int64)
-    rows = np.repeat(np.arange(len(fmaps), dtype=np.int64), counts)
+    return sparse_from_counts(np.asarray(lengths, dtype=np.int64), _array(flat, dtype))
+
+
+def sparse_from_counts(counts: np.ndarray, values: np.ndarray) -> list[np.ndarray]:
+    """A VarLenFeature's (indices, values, dense_shape) from each example's value count."""
+    rows = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
     starts = np.repeat(np.cumsum(counts) - counts, counts)
-    positions = np.arange(len(flat), dtype=np.int64) - starts
+    positions = np.arange(values.size, dtype=np.int64) - starts
     width = int(counts.max()) if counts.size else 0
-    return [np.stack([rows, positions], axis=1), _array(flat, dtype),
-            np.array([len(fmaps), width], dtype=np.int64)]
+    return [np.stack([rows, positions], axis=1), values,
+            np.array([counts.size, width], dtype=np.int64)]
 
 
 def parse_dense(fmaps: list[Any], key: str, dtype: Any, shape: list[Any], default: Any,
@@ -142,4 +147,64 @@ def parse_sequence(fmaps: list[Any], key: str, dtype: Any, shape: list[Any], pad
     out[...] = fill
     for b, p in enumerate(per):
         out[b, :p.shape[0]] = p
+    return out
+
+
+def parse_batch(serialized: Any, names: list[str], sparse: list[tuple[str, Any]],
+                dense: list[tuple[str, Any, list[Any], Any]]) -> list[Any]:
+    """ParseExample's outputs: sparse indices, values, shapes, then the dense values.
+
+    `sparse` holds (key, dtype) pairs, `dense` (key, dtype, dims, default) tuples.
+    A batch of same-layout examples takes the wire-format fast path; any other batch,
+    and any batch the fast path declines, the general decoder (same results)."""
+    out = parse_fast(serialized, sparse, dense)
+    return out if out is not None else parse_general(serialized, names, sparse, dense)
+
+
+def parse_general(serialized: Any, names: list[str], sparse: list[tuple[str, Any]],
+                  dense: list[tuple[str, Any, list[Any], Any]]) -> list[Any]:
+    """`parse_batch` through protobuf's Example parser, one example at a time."""
+    fmaps = decode_examples(serialized, names)
+    parsed = [parse_sparse(fmaps, k, t, names) for k, t in sparse]
+    out = [s[0] for s in parsed] + [s[1] for s in parsed] + [s[2] for s in parsed]
+    for key, dtype, dims, default in dense:
+        if dims and dims[0] is None:
+            out.append(parse_sequence(fmaps, key, dtype, dims, default, names))
+        else:
+            out.append(parse_dense(fmaps, key, dtype, dims, default, names))
+    return out
+
+
+def parse_fast(serialized: Any, sparse: list[tuple[str, Any]],
+               dense: list[tuple[str, Any, list[Any], Any]]) -> list[Any] | None:
+    """`parse_batch` from the wire format (wire_batch.py), or None where it declines."""
+    if any(dims and dims[0] is None for _, _, dims, _ in dense):
+        return None  # FixedLenSequenceFeature: the general decoder pads
+    flat = np.asarray(serialized, dtype=object).reshape(-1).tolist()
+    table = wire_batch.split_entries(flat)
+    if table is None:
+        return None
+    where: dict[str, int] = {}
+    for j, key in enumerate(wire_batch.keys(table)):
+        if key is None or key in where:
+            return None
+        where[key] = j
+
+    def column(key: str, dtype: Any) -> tuple[Any, np.ndarray] | None:
+        j = where.get(key)
+        return None if j is None else wire_batch.decode_column(table, j, key, dtype)
+
+    parsed = []
+    for key, dtype in sparse:
+        got = column(key, dtype)
+        if got is None:
+            return None
+        parsed.append(sparse_from_counts(got[1], got[0]))
+    out: list[Any] = [s[0] for s in parsed] + [s[1] for s in parsed] + [s[2] for s in parsed]
+    for key, dtype, dims, _ in dense:
+        size = int(np.prod(dims)) if dims else 1
+        got = column(key, dtype)
+        if got is None or size == 0 or (got[1] != size).any():
+            return None  # missing (default) or a wrong count (an error): the general path
+        out.append(got[0].reshape([len(flat)] + list(dims)))
     return out

@@ -71,13 +71,7 @@ def _(serialized: Any, names: Any, sparse_keys: Any, dense_keys: Any, ragged_key
             None, None, f"ParseExampleV2: {len(skeys)} sparse keys for num_sparse="
             f"{num_sparse}, {len(dkeys)} dense keys for {len(Tdense)} Tdense.")
     label = _keys(names)
-    fmaps = _k.decode_examples(serialized, label)
-    sparse = [_k.parse_sparse(fmaps, k, t, label) for k, t in zip(skeys, sparse_types)]
-    out: list[Any] = [s[0] for s in sparse] + [s[1] for s in sparse] + [s[2] for s in sparse]
-    for key, dtype, shape, default in zip(dkeys, Tdense, dense_shapes, dense_defaults):
-        dims = as_shape(shape).as_list()
-        if dims and dims[0] is None:
-            out.append(_k.parse_sequence(fmaps, key, dtype, dims, default, label))
-        else:
-            out.append(_k.parse_dense(fmaps, key, dtype, dims, default, label))
+    out = _k.parse_batch(serialized, label, list(zip(skeys, sparse_types)),
+                         [(k, t, as_shape(s).as_list(), d)
+                          for k, t, s, d in zip(dkeys, Tdense, dense_shapes, dense_defaults)])
     return out[0] if len(out) == 1 else out  # one output is returned bare

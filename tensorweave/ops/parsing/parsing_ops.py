@@ -101,15 +101,10 @@ def _(serialized: Any, names: Any, sparse_keys: list[Any], dense_keys: list[Any]
       dense_shapes: list[Any]) -> Any:
     label = [n.decode() if isinstance(n, bytes) else str(n)
              for n in np.asarray(names, dtype=object).reshape(-1)]
-    fmaps = _k.decode_examples(serialized, label)
-    sparse = [_k.parse_sparse(fmaps, _key(k), t, label) for k, t in zip(sparse_keys, sparse_types)]
-    out: list[Any] = [s[0] for s in sparse] + [s[1] for s in sparse] + [s[2] for s in sparse]
-    for key, dtype, shape, default in zip(dense_keys, Tdense, dense_shapes, dense_defaults):
-        dims = as_shape(shape).as_list()
-        if dims and dims[0] is None:
-            out.append(_k.parse_sequence(fmaps, _key(key), dtype, dims, default, label))
-        else:
-            out.append(_k.parse_dense(fmaps, _key(key), dtype, dims, default, label))
+    out = _k.parse_batch(
+        serialized, label, [(_key(k), t) for k, t in zip(sparse_keys, sparse_types)],
+        [(_key(k), t, as_shape(s).as_list(), d)
+         for k, t, s, d in zip(dense_keys, Tdense, dense_shapes, dense_defaults)])
     return out[0] if len(out) == 1 else out  # one output is returned bare
 
 
