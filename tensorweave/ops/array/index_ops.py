@@ -48,14 +48,18 @@ def _(params: Tensor, indices: Tensor, axis_t: Tensor) -> Any:
 @gather_op.kernel("CPU")
 def _(params: Any, indices: Any, axis: Any) -> Any:
     params, indices = np.asarray(params), np.asarray(indices)
-    a = int(np.asarray(axis).reshape(()))
+    a = int(axis) if np.ndim(axis) == 0 else int(np.asarray(axis).reshape(()))
+    if not indices.size or indices.min() >= 0:
+        try:  # np.take checks the upper bound itself (one reduction fewer)
+            return np.take(params, indices, axis=a)
+        except IndexError:
+            if not -params.ndim <= a < params.ndim:
+                raise
     n = params.shape[a]
-    if indices.size and (indices.min() < 0 or indices.max() >= n):
-        bad = indices[(indices < 0) | (indices >= n)].reshape(-1)[0]
-        raise errors.InvalidArgumentError(None, None, f"gather: indices contain {bad}, which "
-                                          f"is not in [0, {n}) (params shape "
-                                          f"{list(params.shape)}, axis {a})")
-    return np.take(params, indices, axis=a)
+    bad = indices[(indices < 0) | (indices >= n)].reshape(-1)[0]
+    raise errors.InvalidArgumentError(None, None, f"gather: indices contain {bad}, which "
+                                      f"is not in [0, {n}) (params shape "
+                                      f"{list(params.shape)}, axis {a})")
 
 
 gather_op.borrow_refs()  # np.take copies the rows: gathering from a variable copies no more

@@ -251,10 +251,29 @@ def _np_index(x_ndim: int, begin: Any, end: Any, strides: Any, masks: dict[str, 
     return tuple(spec)
 
 
+# Kernel-side specs by (rank, begin, end, strides, masks): a graph slices with the same
+# few constant specs every step (shape[0], shape[1:], ...), so each is worked out once.
+_SPECS: dict[tuple[Any, ...], tuple] = {}
+
+
+def _cached_index(x_ndim: int, begin: Any, end: Any, strides: Any,
+                  masks: dict[str, int]) -> tuple:
+    b, e, s = np.asarray(begin), np.asarray(end), np.asarray(strides)
+    key = (x_ndim, b.dtype.char, e.dtype.char, s.dtype.char, b.shape, e.shape, s.shape,
+           b.tobytes(), e.tobytes(), s.tobytes(), *(masks[k] for k in _MASKS))
+    idx = _SPECS.get(key)
+    if idx is None:
+        idx = _np_index(x_ndim, b, e, s, masks)
+        if len(_SPECS) >= 4096:
+            _SPECS.clear()
+        _SPECS[key] = idx
+    return idx
+
+
 @strided_slice_op.kernel("CPU")
 def _(x: Any, begin: Any, end: Any, strides: Any, **masks: int) -> Any:
     x = np.asarray(x)
-    idx = _np_index(x.ndim, begin, end, strides, masks)
+    idx = _cached_index(x.ndim, begin, end, strides, masks)
     try:
         out = x[idx]
     except IndexError as e:

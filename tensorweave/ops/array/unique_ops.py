@@ -37,12 +37,30 @@ def _(x: Any, *, out_idx: Any) -> Any:
     if x.ndim != 1:
         raise errors.InvalidArgumentError(None, None, f"unique: x must be a vector, got "
                                           f"shape {list(x.shape)}")
+    idx_dtype = _dt.as_dtype(out_idx).as_numpy_dtype
+    if x.dtype.kind in "iub" and x.size:  # ids: one stable sort, no np.unique
+        return _unique_sorted(x, idx_dtype)
     _, first, inverse = np.unique(x, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # np.unique sorts; TF keeps first appearance
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    idx_dtype = _dt.as_dtype(out_idx).as_numpy_dtype
     return x[first[order]], rank[inverse.reshape(-1)].astype(idx_dtype)
+
+
+def _unique_sorted(x: np.ndarray, idx_dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Unique of a non-empty integer vector, in order of first appearance."""
+    order = np.argsort(x, kind="stable")
+    ordered = x[order]
+    new = np.empty(x.size, bool)  # where a distinct value starts in sorted order
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    firsts = order[new]  # first appearance of each distinct value (stable sort)
+    by_first = np.argsort(firsts)
+    rank = np.empty(by_first.size, np.int64)
+    rank[by_first] = np.arange(by_first.size)
+    idx = np.empty(x.size, idx_dtype)
+    idx[order] = rank[np.cumsum(new) - 1]
+    return x[firsts[by_first]], idx
 
 
 unique_op.no_gradient()

@@ -52,20 +52,41 @@ def _(keys: Tensor, *, vocabulary: list[Any], default_value: int,
 
 @lookup_op.kernel("CPU")
 def _(keys: Any, *, vocabulary: list[Any], default_value: int, num_oov_buckets: int) -> Any:
-    table = {_key(v): i for i, v in enumerate(vocabulary)}
+    table = _table(vocabulary)
     arr = np.asarray(keys)
-    out = np.empty(arr.size, dtype=np.int64)
-    for n, k in enumerate(arr.reshape(-1)):
-        key = _key(k)
-        hit = table.get(key)
-        if hit is not None:
-            out[n] = hit
-        elif num_oov_buckets > 0:
-            text = key if isinstance(key, bytes) else str(key).encode("utf-8")
-            out[n] = len(table) + fingerprint64(text) % num_oov_buckets
-        else:
-            out[n] = default_value
-    return out.reshape(arr.shape)
+    flat = arr.reshape(-1).tolist()
+    get = table.get
+    found = [get(k) for k in flat]  # bytes and ints hash as their own keys
+    if None in found:
+        found = [hit if hit is not None else _miss(table, _key(k), default_value,
+                                                   num_oov_buckets)
+                 for k, hit in zip(flat, found)]
+    return np.asarray(found, dtype=np.int64).reshape(arr.shape)
+
+
+# The vocabulary attr is one list per op, kept as long as the op: its table is built
+# once (a step used to rebuild it per call), keyed by the list's identity.
+_TABLES: dict[int, tuple[list[Any], dict[Any, int]]] = {}
+
+
+def _table(vocabulary: list[Any]) -> dict[Any, int]:
+    got = _TABLES.get(id(vocabulary))
+    if got is None or got[0] is not vocabulary:
+        if len(_TABLES) > 1024:
+            _TABLES.clear()
+        got = _TABLES[id(vocabulary)] = (vocabulary,
+                                         {_key(v): i for i, v in enumerate(vocabulary)})
+    return got[1]
+
+
+def _miss(table: dict[Any, int], key: Any, default_value: int, num_oov_buckets: int) -> int:
+    hit = table.get(key)  # a str key or a numpy integer, under its plain form
+    if hit is not None:
+        return hit
+    if num_oov_buckets > 0:
+        text = key if isinstance(key, bytes) else str(key).encode("utf-8")
+        return len(table) + fingerprint64(text) % num_oov_buckets
+    return int(default_value)
 
 
 lookup_op.no_gradient()
