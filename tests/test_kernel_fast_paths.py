@@ -121,3 +121,38 @@ def test_strided_slice_with_fed_bounds_each_step():
     shape = tf.shape(tf.placeholder(tf.float32, [None, 3]))
     with tf.Session() as sess:
         assert sess.run(shape[1:], {shape.op.inputs[0]: np.zeros((2, 3))}).tolist() == [3]
+
+
+def test_sparse_segment_ops_with_one_entry_a_segment_and_with_several():
+    data = tf.constant(np.arange(12, dtype=np.float32).reshape(6, 2))
+    one = [tf.sparse_segment_sum(data, [4, 1, 1], [0, 1, 2]),
+           tf.sparse_segment_mean(data, [4, 1, 1], [0, 1, 2]),
+           tf.sparse_segment_sqrt_n(data, [4, 1, 1], [0, 1, 2])]
+    for got in _run(one):
+        np.testing.assert_array_equal(got, [[8, 9], [2, 3], [2, 3]])
+    # Ids 0, 0, 2 span as many rows as entries but are not one a segment.
+    several = _run([tf.sparse_segment_sum(data, [4, 1, 0], [0, 0, 2]),
+                    tf.sparse_segment_mean(data, [4, 1, 0], [0, 0, 2])])
+    np.testing.assert_array_equal(several[0], [[10, 12], [0, 0], [0, 1]])
+    np.testing.assert_array_equal(several[1], [[5, 6], [0, 0], [0, 1]])
+
+
+def test_crossed_ids_of_single_valued_rows_match_the_general_cross():
+    from tensorweave.ops.lookup.cross_ops import sparse_feature_cross
+    words = [b"a", b"b", b"c"]
+    ids = [7, -2, 7]
+    single = sparse_feature_cross([
+        tf.SparseTensor([[0, 0], [1, 0], [2, 0]], tf.constant(words, tf.string), [3, 1]),
+        tf.SparseTensor([[0, 0], [1, 0], [2, 0]], tf.constant(ids, tf.int64), [3, 1])],
+        num_buckets=1000)
+    # The same rows plus a row with two words: the general path computes them all.
+    general = sparse_feature_cross([
+        tf.SparseTensor([[0, 0], [1, 0], [2, 0], [3, 0], [3, 1]],
+                        tf.constant(words + [b"a", b"b"], tf.string), [4, 2]),
+        tf.SparseTensor([[0, 0], [1, 0], [2, 0], [3, 0]], tf.constant(ids + [7], tf.int64),
+                        [4, 1])], num_buckets=1000)
+    a, b = _run([single, general])
+    np.testing.assert_array_equal(a.indices, [[0, 0], [1, 0], [2, 0]])
+    np.testing.assert_array_equal(a.dense_shape, [3, 1])
+    np.testing.assert_array_equal(a.values, b.values[:3])
+    assert a.values[0] != a.values[1] and b.values[3] == a.values[0]

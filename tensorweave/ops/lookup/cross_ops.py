@@ -89,6 +89,9 @@ def _(indices: list[Any], values: list[Any], shapes: list[Any], *, num_buckets: 
                                           f"different batch sizes {sorted(batches)}")
     batch = batches.pop()
     inputs = [_features(i, v, batch, k) for k, (i, v) in enumerate(zip(indices, values))]
+    mod = np.uint64(int(num_buckets) if num_buckets > 0 else _INT64_MAX)
+    if batch and all((c == 1).all() for _, c, _ in inputs):
+        return _one_each(inputs, batch, hash_key, mod)
     # Row r has prod_k counts_k[r] combinations; combination n picks, from input k, the
     # digit (n // stride_k[r]) % counts_k[r], the last input varying fastest.
     totals = np.prod([c for _, c, _ in inputs], axis=0) if batch else np.zeros(0, np.int64)
@@ -104,10 +107,22 @@ def _(indices: list[Any], values: list[Any], shapes: list[Any], *, num_buckets: 
     with np.errstate(over="ignore"):
         for feat in reversed(picks):
             h = _cat64(h, feat)
-    mod = np.uint64(int(num_buckets) if num_buckets > 0 else _INT64_MAX)
     width = int(totals.max()) if len(rows) else 0
     return (np.stack([rows, n], axis=1), (h % mod).astype(np.int64),
             np.asarray([batch, width], np.int64))
+
+
+def _one_each(inputs: list[tuple[Any, Any, Any]], batch: int, hash_key: int, mod: Any
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cross when every row has one feature per input (single-valued columns, the
+    usual case): one combination per row, no index arithmetic."""
+    h = np.full(batch, int(hash_key) & ((1 << 64) - 1), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for feats, _, _ in inputs:
+            h = _cat64(h, feats)
+    rows = np.arange(batch, dtype=np.int64)
+    return (np.stack([rows, np.zeros(batch, np.int64)], axis=1), (h % mod).astype(np.int64),
+            np.asarray([batch, 1], np.int64))
 
 
 cross_op.no_gradient()

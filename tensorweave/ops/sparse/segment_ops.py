@@ -113,6 +113,10 @@ def _sparse_segment(kind: str, data: np.ndarray, indices: np.ndarray,
         raise errors.InvalidArgumentError(None, None, f"{op}: indices[{i}] = "
                                           f"{int(indices[i])} is out of range [0, "
                                           f"{data.shape[0]})")
+    if rows == ids.size and (ids == np.arange(rows)).all():
+        # Sorted ids 0..n-1 over n entries: one entry a segment (single-valued features,
+        # the usual batch): each output row is its entry, scaled by 1.
+        return data[indices]
     out = np.zeros((rows,) + data.shape[1:], dtype=data.dtype)
     np.add.at(out, ids, data[indices])
     counts = np.bincount(ids, minlength=rows)
