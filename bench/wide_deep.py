@@ -9,10 +9,12 @@ examples/s are the workers' own figures, summed (steps x batch over each worker'
 time from session creation to the end of its loop; writing the click log comes
 before and is not counted), as bench.trainer counts them; TF's non-chief worker
 waits there for the chief (TF 1.x polls readiness every 30 s). Also printed: the
-same sum from each worker's first step on (the steady state) and each worker's
-local steps. With TENSORFLOW_PYTHON set, each setting also runs on
-real TF (compat.v1, TF_USE_LEGACY_KERAS=1 for tf.layers) right after ours; TF's ps
-tasks never exit by themselves, so they are killed once the workers end. Each
+same sum from each worker's first step on (the steady state), each worker's
+local steps and the workers' mean process CPU time a step after the first (all
+threads; steadier than wall time on a shared machine). With TENSORFLOW_PYTHON set,
+each setting also runs on real TF (compat.v1, TF_USE_LEGACY_KERAS=1 for tf.layers)
+right after ours; TF's ps tasks never exit by themselves, so they are killed once
+the workers end. Each
 setting runs `--rounds` times per framework and keeps the best; the eval AUC of
 each run is printed too (both frameworks learn the same planted signal).
 
@@ -54,11 +56,13 @@ def run_job(python: list[str], sync: bool, steps: int) -> dict[str, Any]:
         job.stop()
     done = [m for w in names for m in re.findall(
         r"done, (\d+) local steps, ([0-9.]+) examples/s, ([0-9.]+) examples/s after", text[w])]
+    cpu = [float(c) for w in names for c in re.findall(r"([0-9.]+) ms CPU a step", text[w])]
     aucs = re.findall(r"eval auc ([0-9.]+)", text["worker0"])
     ok = all(c == 0 for c in codes.values()) and len(done) == 2 and bool(aucs)
     return {"ok": ok, "examples_per_s": sum(float(d[1]) for d in done) if ok else None,
             "steady_examples_per_s": sum(float(d[2]) for d in done) if ok else None,
             "local_steps": [int(d[0]) for d in done],
+            "cpu_ms_per_step": sum(cpu) / len(cpu) if ok and cpu else None,
             "auc": float(aucs[-1]) if aucs else None,
             "tail": {k: v[-1500:] for k, v in text.items()} if not ok else {}}
 
@@ -101,14 +105,17 @@ def _fmt(r: dict[str, Any] | None) -> str:
         return "    not run"
     if not r["ok"]:
         return "     FAILED"
+    cpu = r.get("cpu_ms_per_step")
     return (f"{r['examples_per_s']:6.0f} ex/s (after the first step "
             f"{r['steady_examples_per_s']:.0f}; local steps "
-            f"{'+'.join(map(str, r['local_steps']))}; auc {r['auc']:.3f})")
+            f"{'+'.join(map(str, r['local_steps']))}; auc {r['auc']:.3f}"
+            + (f"; worker CPU {cpu:.2f} ms a step" if cpu is not None else "") + ")")
 
 
 def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
     if a and b and a["ok"] and b["ok"]:
-        return f"{a['examples_per_s'] / b['examples_per_s']:.2f}"
+        return (f"{a['examples_per_s'] / b['examples_per_s']:.2f} (after the first step "
+                f"{a['steady_examples_per_s'] / b['steady_examples_per_s']:.2f})")
     return "-"
 
 

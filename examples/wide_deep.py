@@ -250,7 +250,7 @@ def main(_):
         chief_hooks.append(eval_hook)
     config = tf.ConfigProto(
         device_filters=["/job:ps", "/job:%s/task:%d" % (job_name, task_index)])
-    start, steps, losses, first_step_at = time.time(), 0, [], None
+    start, steps, losses, first_step_at, first_cpu = time.time(), 0, [], None, None
     with tf.train.MonitoredTrainingSession(
             master=server.target, is_chief=is_chief, config=config,
             checkpoint_dir=FLAGS.checkpoint_dir, hooks=hooks, chief_only_hooks=chief_hooks,
@@ -258,21 +258,25 @@ def main(_):
             save_summaries_steps=FLAGS.log_every) as sess:
         while not sess.should_stop():
             _, step, loss_v = sess.run([train_op, global_step, loss])
-            first_step_at = first_step_at or time.time()
+            if first_step_at is None:
+                first_step_at, first_cpu = time.time(), time.process_time()
             steps += 1
             losses.append(loss_v)
             if steps % FLAGS.log_every == 0:
                 print("%s %d: local step %d, global step %d, mean loss %.4f" % (
                     job_name, task_index, steps, step, np.mean(losses)), flush=True)
                 losses = []
-    end = time.time()
+    end, end_cpu = time.time(), time.process_time()
     # From session creation (waits for the chief and the ps tasks included), and
-    # from the end of the first step (the steady state).
+    # from the end of the first step (the steady state); this process's CPU time a
+    # step (all its threads: input pipeline, transport), steadier than wall time on
+    # a shared machine.
     print("%s %d: done, %d local steps, %.1f examples/s, %.1f examples/s after the "
-          "first step (%.2fs)" % (
+          "first step (%.2fs), %.2f ms CPU a step after the first" % (
               job_name, task_index, steps, steps * FLAGS.batch_size / max(end - start, 1e-9),
               (steps - 1) * FLAGS.batch_size / max(end - (first_step_at or end), 1e-9),
-              (first_step_at or end) - start), flush=True)
+              (first_step_at or end) - start,
+              1000 * (end_cpu - (first_cpu or end_cpu)) / max(steps - 1, 1)), flush=True)
     if is_chief and eval_hook.final_ops_values is not None:
         probs, truth, eval_loss = eval_hook.final_ops_values
         probs, truth = probs.ravel(), truth.ravel()
