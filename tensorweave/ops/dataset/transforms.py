@@ -178,19 +178,26 @@ class ShuffleDataset(Dataset):
         return np.random.default_rng(seeds)
 
     def _generate(self, env: Env, values: list[Any]) -> Iterator[Element]:
-        rng = self._rng(env)
+        uniform = _uniforms(self._rng(env))
         buf: list[Element] = []
         for elem in self._children[0]._iter(env):
             if len(buf) < self._buffer_size:
                 buf.append(elem)
                 continue
-            j = int(rng.integers(len(buf)))
+            j = int(next(uniform) * len(buf))
             out, buf[j] = buf[j], elem
             yield out
         while buf:
-            j = int(rng.integers(len(buf)))
+            j = int(next(uniform) * len(buf))
             buf[j], buf[-1] = buf[-1], buf[j]
             yield buf.pop()
+
+
+def _uniforms(rng: np.random.Generator) -> Iterator[float]:
+    """Uniform draws in [0, 1), drawn 1024 at a time: one Generator call an element
+    cost ~1 us, a quarter of a millisecond for each batch of 256."""
+    while True:
+        yield from rng.random(1024).tolist()
 
 
 @register_impl
