@@ -188,9 +188,50 @@ def read_records(path: str, compression: Any = None) -> Iterator[bytes]:
     except OSError as e:
         raise errors.NotFoundError(None, None, f"TFRecord file {path}: {e.strerror}") from e
     with f:
+        if not compression_name(compression):
+            yield from _plain_records(f, path)
+            return
         stream = _Stream(f, compression_name(compression), path)
         while (record := _next_record(stream, path)) is not None:
             yield record
+
+
+def _plain_records(f: IO[bytes], path: str) -> Iterator[bytes]:
+    """read_records of an uncompressed file: records cut from a buffer read 1 MiB at a
+    time (two reads and two header slices a record cost ~1 us of a 256-record batch's
+    every record); the same checks and errors as _next_record."""
+    buf, pos, base = b"", 0, 0  # base: the file offset of buf[0]
+    while True:
+        if len(buf) - pos < 12:
+            buf, base, pos = buf[pos:] + f.read(_PLAIN_CHUNK), base + pos, 0
+            if len(buf) < 12:
+                if buf:
+                    raise errors.DataLossError(None, None, f"{path}: truncated record "
+                                               f"header at offset {base}")
+                return
+        n, hcrc = _HEADER.unpack_from(buf, pos)
+        if masked_crc32c(buf[pos:pos + 8]) != hcrc:
+            raise errors.DataLossError(None, None, f"{path}: corrupted record length at "
+                                       f"offset {base + pos}")
+        end = pos + 12 + n
+        if len(buf) < end + 4:
+            buf, base, pos = buf[pos:] + f.read(max(_PLAIN_CHUNK, end + 4 - len(buf))), \
+                base + pos, 0
+            end = 12 + n
+            if len(buf) < end + 4:
+                raise errors.DataLossError(
+                    None, None, f"{path}: truncated record at offset {base} (length {n}, "
+                    f"only {max(len(buf) - 16, 0)} bytes left)")
+        data = buf[pos + 12:end]
+        if masked_crc32c(data) != _CRC.unpack_from(buf, end)[0]:
+            raise errors.DataLossError(None, None, f"{path}: corrupted record data at "
+                                       f"offset {base + pos}")
+        pos = end + 4
+        yield data
+
+
+_PLAIN_CHUNK = 1 << 20
+_HEADER, _CRC = struct.Struct("<QI"), struct.Struct("<I")
 
 
 def _next_record(stream: _Stream, path: str) -> bytes | None:
