@@ -10,8 +10,8 @@ time from session creation to the end of its loop; writing the click log comes
 before and is not counted), as bench.trainer counts them; TF's non-chief worker
 waits there for the chief (TF 1.x polls readiness every 30 s). Also printed: the
 same sum from each worker's first step on (the steady state), each worker's
-local steps and the workers' mean process CPU time a step after the first (all
-threads; steadier than wall time on a shared machine). With TENSORFLOW_PYTHON set,
+local steps and the workers' process CPU time a step after the first (all threads,
+weighted by steps; steadier than wall time on a shared machine). With TENSORFLOW_PYTHON set,
 each setting also runs on real TF (compat.v1, TF_USE_LEGACY_KERAS=1 for tf.layers)
 right after ours; TF's ps tasks never exit by themselves, so they are killed once
 the workers end. Each
@@ -57,12 +57,16 @@ def run_job(python: list[str], sync: bool, steps: int) -> dict[str, Any]:
     done = [m for w in names for m in re.findall(
         r"done, (\d+) local steps, ([0-9.]+) examples/s, ([0-9.]+) examples/s after", text[w])]
     cpu = [float(c) for w in names for c in re.findall(r"([0-9.]+) ms CPU a step", text[w])]
+    steady_steps = [int(d[0]) - 1 for d in done]
     aucs = re.findall(r"eval auc ([0-9.]+)", text["worker0"])
     ok = all(c == 0 for c in codes.values()) and len(done) == 2 and bool(aucs)
     return {"ok": ok, "examples_per_s": sum(float(d[1]) for d in done) if ok else None,
             "steady_examples_per_s": sum(float(d[2]) for d in done) if ok else None,
             "local_steps": [int(d[0]) for d in done],
-            "cpu_ms_per_step": sum(cpu) / len(cpu) if ok and cpu else None,
+            # Weighted by steps: a worker that ran 1 step (TF's, waiting out its 30 s
+            # readiness poll) has no steady state to count.
+            "cpu_ms_per_step": sum(c * n for c, n in zip(cpu, steady_steps)) / max(
+                sum(steady_steps), 1) if ok and len(cpu) == 2 else None,
             "auc": float(aucs[-1]) if aucs else None,
             "tail": {k: v[-1500:] for k, v in text.items()} if not ok else {}}
 
