@@ -156,3 +156,26 @@ def test_crossed_ids_of_single_valued_rows_match_the_general_cross():
     np.testing.assert_array_equal(a.dense_shape, [3, 1])
     np.testing.assert_array_equal(a.values, b.values[:3])
     assert a.values[0] != a.values[1] and b.values[3] == a.values[0]
+
+
+def test_slice_to_the_end_follows_each_steps_shape():
+    x = tf.placeholder(tf.int64, [None, None])
+    y = tf.slice(x, [1, 0], [-1, 2])
+    with tf.Session() as sess:
+        for rows in (3, 5, 3):
+            value = np.arange(rows * 4).reshape(rows, 4)
+            np.testing.assert_array_equal(sess.run(y, {x: value}), value[1:, :2])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
+            sess.run(y, {x: np.zeros((2, 1), np.int64)})
+
+
+def test_reshape_expand_dims_and_concat_with_fed_shapes_and_axes():
+    x = tf.placeholder(tf.float32, [None])
+    shape = tf.placeholder(tf.int32, [2])
+    axis = tf.placeholder(tf.int32, [])
+    outs = [tf.reshape(x, shape), tf.expand_dims(x, axis), tf.concat([x, x], axis)]
+    with tf.Session() as sess:
+        a, b, c = sess.run(outs, {x: np.arange(6.0), shape: [3, -1], axis: 0})
+        assert a.shape == (3, 2) and b.shape == (1, 6) and c.shape == (12,)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="requested shape is"):
+            sess.run(outs[0], {x: np.arange(6.0), shape: [4, -1]})

@@ -57,6 +57,15 @@ def _const_int(t: Tensor) -> int | None:
     return None if v is None else int(np.asarray(v).reshape(()))
 
 
+def kernel_int(value: Any) -> int:
+    """A kernel's scalar (or one-element) integer input as an int: `int()` of a 0-d
+    value directly (np.asarray(v).reshape(()) cost three times as much, on ops that
+    run by the dozen a step)."""
+    if getattr(value, "ndim", 0) == 0:
+        return int(value)
+    return int(np.asarray(value).reshape(()))
+
+
 def _normalize_axis(axis: int, rank: int, what: str) -> int:
     if not -rank <= axis < rank:
         raise ValueError(f"{what}: axis {axis} is out of range for a tensor of rank {rank}; "

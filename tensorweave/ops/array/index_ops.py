@@ -22,7 +22,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array.join_ops import concat
 from tensorweave.ops.array.array_util import (
-    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis)
+    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
 from tensorweave.ops.array.shape_ops import expand_dims, reshape, shape, size
 from tensorweave.ops.array.slice_ops import _pyslice, strided_slice
 from tensorweave.ops.array.array_util import shape_from_tensor
@@ -48,7 +48,7 @@ def _(params: Tensor, indices: Tensor, axis_t: Tensor) -> Any:
 @gather_op.kernel("CPU")
 def _(params: Any, indices: Any, axis: Any) -> Any:
     params, indices = np.asarray(params), np.asarray(indices)
-    a = int(axis) if np.ndim(axis) == 0 else int(np.asarray(axis).reshape(()))
+    a = kernel_int(axis)
     if not indices.size or indices.min() >= 0:
         try:  # np.take checks the upper bound itself (one reduction fewer)
             return np.take(params, indices, axis=a)

@@ -19,7 +19,7 @@ from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
 from tensorweave.ops.array.array_util import (
-    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis)
+    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.fill_ops import zeros_like
 from tensorweave.ops.array.slice_ops import slice as _slice
@@ -183,7 +183,7 @@ def _(values: list[Tensor], axis_t: Tensor, *, N: int = 0) -> Any:
 
 @concat_op.kernel("CPU")
 def _(values: list[Any], axis: Any, *, N: int = 0) -> Any:
-    return np.concatenate(values, axis=int(np.asarray(axis).reshape(())))
+    return np.concatenate(values, axis=kernel_int(axis))
 
 
 concat_offset_op = define_op("ConcatOffset", inputs=("concat_dim", "shape*"))

@@ -22,7 +22,8 @@ from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
 from tensorweave.ops.array.array_util import (
-    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis, shape_from_tensor)
+    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis, kernel_int,
+    shape_from_tensor)
 
 
 # ---- Shape, Size, Rank -------------------------------------------------------------
@@ -150,7 +151,7 @@ def _(x: Tensor, shp: Tensor) -> Any:
 
 @reshape_op.kernel("CPU")
 def _(x: Any, shp: Any) -> Any:
-    shp = [int(d) for d in np.asarray(shp).reshape(-1)]
+    shp = np.asarray(shp).reshape(-1).tolist()  # ints, without a numpy scalar each
     x = np.asarray(x)
     try:
         return x.reshape(shp)
@@ -200,7 +201,7 @@ def _(x: Tensor, dim: Tensor) -> Any:
 
 @expand_dims_op.kernel("CPU")
 def _(x: Any, dim: Any) -> Any:
-    return np.expand_dims(x, int(np.asarray(dim).reshape(())))
+    return np.expand_dims(x, kernel_int(dim))
 
 
 @expand_dims_op.gradient

@@ -79,10 +79,22 @@ def _slice_index(shape_: tuple[int, ...], begin: Any, sz: Any) -> tuple[builtins
     return tuple(_pyslice(bi, bi + n) for bi, n in zip(b, ends))
 
 
+# Slice specs by (shape, begin, size): like StridedSlice's, the same few a step.
+_SLICES: dict[tuple[Any, ...], tuple[builtins.slice, ...]] = {}
+
+
 @slice_op.kernel("CPU")
 def _(x: Any, begin: Any, sz: Any) -> Any:
     x = np.asarray(x)
-    return x[_slice_index(x.shape, begin, sz)]
+    b, s = np.asarray(begin), np.asarray(sz)
+    key = (x.shape, b.dtype.char, s.dtype.char, b.shape, s.shape, b.tobytes(), s.tobytes())
+    idx = _SLICES.get(key)
+    if idx is None:
+        idx = _slice_index(x.shape, b, s)
+        if len(_SLICES) >= 4096:
+            _SLICES.clear()
+        _SLICES[key] = idx
+    return x[idx]
 
 
 slice_grad_op = define_op("SliceGrad", inputs=("input_shape", "begin", "grad"))
