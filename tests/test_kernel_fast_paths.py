@@ -179,3 +179,27 @@ def test_reshape_expand_dims_and_concat_with_fed_shapes_and_axes():
         assert a.shape == (3, 2) and b.shape == (1, 6) and c.shape == (12,)
         with pytest.raises(tf.errors.InvalidArgumentError, match="requested shape is"):
             sess.run(outs[0], {x: np.arange(6.0), shape: [4, -1]})
+
+
+def test_segment_mean_and_sqrt_n_gradients_one_entry_a_segment_and_several():
+    data = tf.constant(np.arange(8, dtype=np.float32).reshape(4, 2))
+    for op in (tf.sparse_segment_mean, tf.sparse_segment_sqrt_n):
+        one = op(data, [3, 1, 3], [0, 1, 2])  # row 3 read twice
+        several = op(data, [3, 1, 3], [0, 0, 1])
+        g_one, g_several = _run(tf.gradients(tf.reduce_sum(one * [[1.0, 2.0]]), data)
+                                + tf.gradients(tf.reduce_sum(several * [[1.0, 2.0]]), data))
+        np.testing.assert_allclose(g_one, [[0, 0], [1, 2], [0, 0], [2, 4]])
+        w = 0.5 if op is tf.sparse_segment_mean else 1 / np.sqrt(2)
+        np.testing.assert_allclose(g_several, [[0, 0], [w, 2 * w], [0, 0], [w + 1, 2 * w + 2]],
+                                   rtol=1e-6)
+
+
+def test_string_to_hash_bucket_fast_repeated_values_across_bucket_counts():
+    from tensorweave.ops.lookup.fingerprint import fingerprint64
+    words = tf.placeholder(tf.string, [None])
+    a, b = tf.string_to_hash_bucket_fast(words, 10), tf.string_to_hash_bucket_fast(words, 7)
+    with tf.Session() as sess:
+        for batch in ([b"x", b"y", b"x"], [b"y", b"z"], [b"x", b"y"]):
+            got_a, got_b = sess.run([a, b], {words: np.array(batch, dtype=object)})
+            assert got_a.tolist() == [fingerprint64(w) % 10 for w in batch]
+            assert got_b.tolist() == [fingerprint64(w) % 7 for w in batch]

@@ -47,6 +47,27 @@ def _miss(value: Any) -> int:
     return fp
 
 
+# Each value's bucket, per bucket count (StringToHashBucketFast): a batch of known
+# values becomes its int64 buckets in one C-level pass (no uint64 conversion, no mod).
+_BUCKETS: dict[int, dict[Any, int]] = {}
+
+
+def hash_buckets(values: np.ndarray, num_buckets: int) -> np.ndarray:
+    """Fingerprint64 of every string in `values` mod `num_buckets`, as int64."""
+    table = _BUCKETS.setdefault(int(num_buckets), {})
+    arr = np.asarray(values, dtype=object)
+    flat = arr.reshape(-1).tolist()
+    try:
+        return np.fromiter(map(table.__getitem__, flat), np.int64, len(flat)).reshape(
+            arr.shape)
+    except KeyError:
+        if len(table) >= _CACHE_LIMIT:
+            table.clear()
+        out = (fingerprints(arr) % np.uint64(num_buckets)).astype(np.int64)
+        table.update(zip(flat, out.reshape(-1).tolist()))
+        return out
+
+
 def fingerprints(values: np.ndarray) -> np.ndarray:
     """Fingerprint64 of every string in `values`, as uint64, in the same shape."""
     get = _CACHE.get

@@ -14,7 +14,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.lookup.fingerprint import fingerprints
+from tensorweave.ops.lookup.fingerprint import hash_buckets
 
 # ---- StringToHashBucketFast -------------------------------------------------------------
 hash_bucket_op = define_op("StringToHashBucketFast", inputs=("input",),
@@ -33,7 +33,7 @@ def _(x: Tensor, *, num_buckets: int) -> Any:
 
 @hash_bucket_op.kernel("CPU")
 def _(x: Any, *, num_buckets: int) -> Any:
-    return (fingerprints(x) % np.uint64(num_buckets)).astype(np.int64)
+    return hash_buckets(x, num_buckets)
 
 
 hash_bucket_op.no_gradient()

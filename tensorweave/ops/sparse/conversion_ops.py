@@ -146,9 +146,12 @@ def _resolve_shape(in_shape: np.ndarray, new: np.ndarray) -> np.ndarray:
 def _(indices: Any, shape: Any, new_shape: Any) -> Any:
     in_shape = np.asarray(shape).astype(np.int64).reshape(-1)
     idx = as_indices(indices, in_shape.size)
-    out_shape = _resolve_shape(in_shape, np.asarray(new_shape).astype(np.int64).reshape(-1))
+    new = np.asarray(new_shape).astype(np.int64).reshape(-1)
+    if new.shape == in_shape.shape and (new == in_shape).all():
+        return idx, new  # the same shape: TF's kernel forwards the indices too
+    out_shape = _resolve_shape(in_shape, new)
     if np.array_equal(out_shape, in_shape):
-        return idx, out_shape  # the same shape: TF's kernel forwards the indices too
+        return idx, out_shape
     if idx.shape[0] == 0:
         return np.zeros((0, out_shape.size), np.int64), out_shape
     linear = np.ravel_multi_index(tuple(idx.T), tuple(in_shape))

@@ -172,9 +172,12 @@ def _define_segment_grad(kind: str) -> None:
     def _(grad: Any, indices: Any, ids: Any, dim0: Any) -> Any:
         grad = np.asarray(grad)
         indices, ids = np.asarray(indices).astype(np.int64), np.asarray(ids).astype(np.int64)
+        out = np.zeros((int(dim0),) + grad.shape[1:], dtype=grad.dtype)
+        if ids.size == grad.shape[0] and (ids == np.arange(ids.size)).all():
+            np.add.at(out, indices, grad)  # one entry a segment: each scale is 1
+            return out
         counts = np.bincount(ids, minlength=grad.shape[0])
         scale = _SCALES[kind](counts[ids]).astype(grad.dtype)
-        out = np.zeros((int(dim0),) + grad.shape[1:], dtype=grad.dtype)
         np.add.at(out, indices, grad[ids] * scale.reshape((-1,) + (1,) * (grad.ndim - 1)))
         return out
 
