@@ -1,29 +1,33 @@
-"""How many threads NumPy's BLAS may use in a task that shares its machine.
+"""How many threads a task's matmuls use when it shares its machine.
 
 OpenBLAS (what NumPy's wheels link) runs a big matmul on as many threads as
-the machine has cores, and its idle threads spin. Several tasks of one cluster
-on one machine (a ps and workers on a laptop, the benchmarks, the tests) then
-fight over the cores: measured on 2 cores, the 784x512 MLP step of a 1 ps + 1
-worker job went from 13 ms to 45 ms, and any matmul over ~32 KB of weights
-paid it. TF 1.x sizes its own pools per process (intra_op_parallelism_threads).
+the machine has cores, and its idle threads spin for ~0.1 s after each call.
+Several tasks of one cluster on one machine (a ps and workers on a laptop, the
+benchmarks, the tests) then fight over the cores: measured on 2 cores, the
+784x512 MLP step of a 1 ps + 1 worker job went from 13 ms to 45 ms, and with
+other jobs on the machine two BLAS threads made a 2 ms matmul pair 13-51 ms.
+TF 1.x sizes its own pools per process (intra_op_parallelism_threads).
 
-So a Server caps its process's BLAS threads at `intra_op_parallelism_threads`
-of its default ConfigProto when set, else at cores / (tasks of the cluster on
-this machine that compute: every job but ps). ps tasks apply updates (element-
-wise, no BLAS) and wait while a worker runs its matmuls, so they are not counted:
-with 1 ps + 1 worker on 2 cores the worker's matmuls get both cores (MLP 784-2048-10
-+21%, 784-512-10 +10-20%, 20 layers 64x64 +6-14% in bench.trainer; with the
-original step path the same setting was 3x slower, its ps working while the
-worker's idle BLAS threads spun). A ps task itself is capped at cores / (all local
-tasks). An explicit OPENBLAS_NUM_THREADS / OMP_NUM_THREADS wins.
+So a Server that shares its machine with other tasks of its cluster runs
+OpenBLAS on one thread and splits big matmuls over its own intra-op threads
+(`runtime/intra_op.py`: helpers that block when idle, never spin), as many as
+`intra_op_parallelism_threads` of its default ConfigProto when set, else cores /
+(tasks of the cluster on this machine that compute: every job but ps). ps tasks
+apply updates (element-wise, no BLAS) and wait while a worker runs its matmuls,
+so they are not counted: with 1 ps + 1 worker on 2 cores the worker's matmuls get
+both cores. A ps task itself gets cores / (all local tasks). A task alone on its
+machine keeps OpenBLAS's own threads. An explicit OPENBLAS_NUM_THREADS /
+OMP_NUM_THREADS wins: then nothing is changed.
 OpenBLAS is reached through its C API (`openblas_set_num_threads`, under the
-names NumPy's bundled copy exports); other BLAS builds are left alone.
+names NumPy's bundled copy exports); with another BLAS nothing is changed.
 """
 from __future__ import annotations
 
 import ctypes
 import logging
 import os
+
+from tensorweave.runtime.intra_op import set_intra_op_threads
 
 log = logging.getLogger("tensorweave.blas")
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
@@ -70,15 +74,27 @@ def tasks_sharing_blas(local_jobs: list[str], job: str) -> int:
     return sum(1 for j in local_jobs if j != "ps")
 
 
-def limit_for_shared_machine(local_tasks: int, intra_op_threads: int = 0) -> int | None:
-    """Applies the policy above; returns the cap set, or None when left alone (the
-    only computing task of its machine keeps OpenBLAS's default: every core)."""
+def limit_for_shared_machine(sharing: int, intra_op_threads: int = 0,
+                             machine_shared: bool | None = None) -> int | None:
+    """Applies the policy above; returns this task's matmul threads, or None when
+    left alone (a task alone on its machine keeps OpenBLAS's own threads).
+
+    Args:
+        sharing: `tasks_sharing_blas` for this task.
+        intra_op_threads: the ConfigProto's setting (0: not set).
+        machine_shared: whether other tasks of the cluster run on this machine
+            (default: `sharing > 1`).
+    """
     if any(os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
         return None
+    shared = sharing > 1 if machine_shared is None else machine_shared
     if intra_op_threads > 0:
         n = intra_op_threads
-    elif local_tasks > 1:
-        n = max(1, (os.cpu_count() or 1) // local_tasks)
+    elif shared:
+        n = max(1, (os.cpu_count() or 1) // max(sharing, 1))
     else:
         return None
-    return n if set_blas_threads(n) else None
+    if not set_blas_threads(1):
+        return None  # not OpenBLAS: its own threading is left as it is
+    set_intra_op_threads(n)
+    return n

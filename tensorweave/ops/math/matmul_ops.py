@@ -19,6 +19,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, broadcast_shapes
 from tensorweave.ops.math.cwise_ops import (
     _create, _is_numeric, check_dtype, check_same_dtype, sum_to_shape)
+from tensorweave.runtime import intra_op
 
 
 # ---- MatMul / BatchMatMulV2 ----------------------------------------------------------
@@ -85,7 +86,8 @@ def _size_error(op_type: str, a: Any, b: Any) -> errors.InvalidArgumentError:
 @matmul_op.kernel("CPU")
 def _(a: Any, b: Any, *, transpose_a: bool, transpose_b: bool) -> Any:
     try:
-        return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
+        # Split over the task's intra-op threads when big (runtime/intra_op.py).
+        return intra_op.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
     except ValueError:  # numpy's gufunc text; TF's is what users search for
         raise _size_error("MatMul", a, b) from None
 
