@@ -1,5 +1,7 @@
 """Big matmuls split over intra-op threads (runtime/intra_op.py)."""
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -112,3 +114,24 @@ def test_matmul_op_and_its_gradient_split_with_the_same_values(two_threads):
             assert _split_calls() >= before + 2   # forward and x^T @ dy
     np.testing.assert_allclose(yv, xv @ wv, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(gwv, xv.T @ (2 * (xv @ wv)), rtol=1e-4, atol=1e-2)
+
+
+def test_a_forked_child_starts_its_own_helpers(two_threads):
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(256, 512)).astype(np.float32)
+    b = rng.normal(size=(512, 256)).astype(np.float32)
+    intra_op.matmul(a, b)
+    pid = os.fork()
+    if pid == 0:   # without new helpers the split would wait forever
+        ok = np.allclose(intra_op.matmul(a, b), a @ b, rtol=1e-5, atol=1e-4)
+        os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child's split matmul did not finish in 60 s")

@@ -22,6 +22,7 @@ Example:
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from typing import Any, Callable
@@ -46,13 +47,28 @@ def set_intra_op_threads(n: int) -> None:
     global _threads
     if n < 1:
         raise ValueError(f"intra-op threads must be >= 1, got {n}")
+    _threads = n
+    _ensure_helpers()
+
+
+def _ensure_helpers() -> None:
     with _helpers_lock:
-        while len(_helpers) < n - 1:
+        while len(_helpers) < _threads - 1:
             t = threading.Thread(target=_helper, daemon=True,
                                  name=f"tw-intra-op-{len(_helpers)}")
             _helpers.append(t)
             t.start()
-        _threads = n
+
+
+def _forget_helpers_after_fork() -> None:
+    # A forked child has none of the parent's threads: waiting on them would hang.
+    global _jobs, _helpers_lock
+    _jobs = queue.SimpleQueue()
+    _helpers_lock = threading.Lock()
+    _helpers.clear()
+
+
+os.register_at_fork(after_in_child=_forget_helpers_after_fork)
 
 
 def intra_op_threads() -> int:
@@ -77,6 +93,8 @@ def run_parallel(parts: list[Callable[[], Any]]) -> None:
 
     Parts never wait for each other, so a part queued behind another caller's
     parts only waits for them to finish, never deadlocks."""
+    if len(_helpers) < _threads - 1:
+        _ensure_helpers()   # in a forked child, started again on first use
     pending = []
     errs: list[BaseException] = []
     for part in parts[1:]:
