@@ -190,21 +190,18 @@ def parse_fast(serialized: Any, sparse: list[tuple[str, Any]],
             return None
         where[key] = j
 
-    def column(key: str, dtype: Any) -> tuple[Any, np.ndarray] | None:
-        j = where.get(key)
-        return None if j is None else wire_batch.decode_column(table, j, key, dtype)
-
-    parsed = []
-    for key, dtype in sparse:
-        got = column(key, dtype)
-        if got is None:
-            return None
-        parsed.append(sparse_from_counts(got[1], got[0]))
+    wanted = [(key, dtype) for key, dtype in sparse] + [(key, dtype) for key, dtype, _, _ in dense]
+    if any(key not in where for key, _ in wanted):
+        return None  # missing from every example: defaults, or an error
+    got = [wire_batch.decode_column(table, where[key], key, dtype) for key, dtype in wanted]
+    if any(g is None for g in got):
+        return None
+    columns = [g for g in got if g is not None]
+    parsed = [sparse_from_counts(counts, values) for values, counts in columns[:len(sparse)]]
     out: list[Any] = [s[0] for s in parsed] + [s[1] for s in parsed] + [s[2] for s in parsed]
-    for key, dtype, dims, _ in dense:
+    for (_, _, dims, _), (values, counts) in zip(dense, columns[len(sparse):]):
         size = int(np.prod(dims)) if dims else 1
-        got = column(key, dtype)
-        if got is None or size == 0 or (got[1] != size).any():
-            return None  # missing (default) or a wrong count (an error): the general path
-        out.append(got[0].reshape([len(flat)] + list(dims)))
+        if size == 0 or (counts != size).any():
+            return None  # a wrong count: the general path names the error
+        out.append(values.reshape([len(flat)] + list(dims)))
     return out

@@ -165,8 +165,7 @@ def keys(table: EntryTable) -> list[str | None]:
 def decode_column(table: EntryTable, j: int, key: str, dtype: Any
                   ) -> tuple[Any, np.ndarray] | None:
     """(flat values, count per example) of column j (holding `key`), or None to defer."""
-    raw_key = key.encode("utf-8")
-    head = b"\x0a" + _varint(len(raw_key)) + raw_key + b"\x12"
+    head = _head(key)
     p = len(head)
     size = table.size[:, j]
     if size.min() >= p + 5:  # the common case: each entry holds a non-empty list
@@ -176,6 +175,30 @@ def decode_column(table: EntryTable, j: int, key: str, dtype: Any
     if size.min() < p or not (table.grid(j, p) == np.frombuffer(head, np.uint8)).all():
         return None
     return _decode_each(table.column(j), p, dtype)
+
+
+def _head(key: str) -> bytes:
+    raw = key.encode("utf-8")
+    return b"\x0a" + _varint(len(raw)) + raw + b"\x12"
+
+
+def _values(table: EntryTable, j: int, at: int, payload_len: np.ndarray, dtype: Any
+            ) -> tuple[Any, np.ndarray] | None:
+    """Column j's values from its payloads (at offset `at` of every entry)."""
+    n = table.n
+    if dtype == _dt.string:
+        values = np.empty(n, dtype=object)
+        values[:] = [e[at:] for e in table.column(j)]
+        return values, np.ones(n, np.int64)
+    if dtype == _dt.float32:
+        if (payload_len % 4).any():
+            return None
+        if n and (payload_len == payload_len[0]).all():  # a FixedLenFeature's floats
+            width = int(payload_len[0])
+            data = table.data[(table.start[:, j] + at)[:, None] + np.arange(width)]
+            return data.reshape(-1).view("<f4").astype(np.float32), payload_len // 4
+        return table.tails(j, at).view("<f4").astype(np.float32), payload_len // 4
+    return _varints(table.tails(j, at), payload_len)
 
 
 def _decode_full(table: EntryTable, j: int, head: bytes, dtype: Any
@@ -193,17 +216,7 @@ def _decode_full(table: EntryTable, j: int, head: bytes, dtype: Any
     want[:, p + 4] = value_len - 4
     if value_len.max() >= 0x80 or not (table.grid(j, p + 5) == want).all():
         return None
-    payload_len = value_len - 4
-    at = p + 5
-    if dtype == _dt.string:
-        values = np.empty(n, dtype=object)
-        values[:] = [e[at:] for e in table.column(j)]
-        return values, np.ones(n, np.int64)
-    if dtype == _dt.float32:
-        if (payload_len % 4).any():
-            return None
-        return table.tails(j, at).view("<f4").astype(np.float32), payload_len // 4
-    return _varints(table.tails(j, at), payload_len)
+    return _values(table, j, p + 5, value_len - 4, dtype)
 
 
 def _varints(data: np.ndarray, payload_len: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
