@@ -203,3 +203,17 @@ def test_string_to_hash_bucket_fast_repeated_values_across_bucket_counts():
             got_a, got_b = sess.run([a, b], {words: np.array(batch, dtype=object)})
             assert got_a.tolist() == [fingerprint64(w) % 10 for w in batch]
             assert got_b.tolist() == [fingerprint64(w) % 7 for w in batch]
+
+
+def test_pack_of_string_scalars_stays_a_vector_of_strings():
+    # The numeric-scalar fast path must not take strings (np.array nests 0-d object
+    # arrays): tf.train.Saver's sharded filenames are built with this Pack.
+    a = tf.placeholder(tf.string, [])
+    b = tf.placeholder(tf.string, [])
+    packed = tf.stack([a, b])
+    with tf.Session() as sess:
+        got = sess.run(packed, {a: b"ckpt", b: b"part-00000-of-00002"})
+        assert list(got) == [b"ckpt", b"part-00000-of-00002"]
+        assert got.dtype == object and all(type(x) is bytes for x in got)
+        nums = sess.run(tf.stack([tf.constant(3), tf.constant(4)]))
+        assert nums.tolist() == [3, 4] and nums.dtype == np.int32

@@ -67,8 +67,11 @@ def _(values: list[Tensor], *, axis: int) -> Any:
 
 @pack_op.kernel("CPU")
 def _(values: list[Any], *, axis: int, N: int = 0) -> Any:
-    if axis == 0 and all(getattr(v, "ndim", 0) == 0 for v in values):
-        return np.array(values)  # scalars (shape parts): as np.stack types them, 8x faster
+    if axis == 0 and all(isinstance(v, (np.ndarray, np.generic)) and v.ndim == 0
+                         and v.dtype.kind not in "OSU" for v in values):
+        # Numeric scalars (shape parts): as np.stack types them, 8x faster. Not strings:
+        # np.array would nest 0-d object arrays (or make fixed-width bytes).
+        return np.array(values)
     return np.stack(values, axis=axis)
 
 
