@@ -1,5 +1,6 @@
 """SyncReplicasOptimizer: aggregation, stale drops, tokens, backups, clean end."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -57,6 +58,11 @@ def test_averaged_update_applied_once_per_step(inprocess_cluster):
         t.start()
     for t in ts:
         t.join(20)
+    # Both workers took one of the initial tokens, so their runs may return before the
+    # chief's queue runner has applied the average: wait (bounded) for global step 1.
+    deadline = time.monotonic() + 30
+    while s0.run(graphs[0][5]) < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
     # grads are (0-2) and (0-4); their average -3 applied once with lr 1 gives w = 3
     np.testing.assert_allclose(s0.run(graphs[0][4]), [3.0])
     assert s0.run(graphs[0][5]) == 1
