@@ -19,32 +19,40 @@ def test_ps_tasks_do_not_count_for_a_computing_task(local_jobs, job, expected):
     assert tasks_sharing_blas(local_jobs, job) == expected
 
 
-def test_shared_machine_runs_blas_on_one_thread_and_splits_matmuls_itself(monkeypatch):
-    """Cores / sharing tasks become intra-op threads; OpenBLAS itself gets one thread
-    (its idle threads spin); config and environment win; a task alone keeps OpenBLAS's."""
-    blas_to, intra_to = [], []
-    monkeypatch.setattr(blas_threads, "set_blas_threads", lambda n: blas_to.append(n) or True)
-    monkeypatch.setattr(blas_threads, "set_intra_op_threads", intra_to.append)
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+def test_shared_machine_splits_matmuls_over_cores_per_computing_task(monkeypatch):
+    """Cores / sharing tasks become intra-op threads; config wins; a task alone keeps
+    OpenBLAS's own threads."""
+    own = []
+    monkeypatch.setattr(blas_threads, "use_own_threads", lambda n: own.append(n) or True)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     assert limit_for_shared_machine(1) is None           # alone: OpenBLAS's default
     assert limit_for_shared_machine(1, machine_shared=True) == 8   # 1 ps + 1 worker
     assert limit_for_shared_machine(2) == 4
     assert limit_for_shared_machine(16) == 1             # never below one thread
     assert limit_for_shared_machine(2, intra_op_threads=3) == 3
-    assert intra_to == [8, 4, 1, 3]
-    assert blas_to == [1, 1, 1, 1]
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "5")
-    assert limit_for_shared_machine(2) is None
-    assert intra_to == [8, 4, 1, 3]
+    assert own == [8, 4, 1, 3]
+    monkeypatch.setattr(blas_threads, "use_own_threads", lambda n: False)
+    assert limit_for_shared_machine(2) is None           # environment or not OpenBLAS
 
 
-def test_without_openblas_nothing_is_split(monkeypatch):
-    intra_to = []
-    monkeypatch.setattr(blas_threads, "set_blas_threads", lambda n: False)
-    monkeypatch.setattr(blas_threads, "set_intra_op_threads", intra_to.append)
+def test_own_threads_put_openblas_on_one_thread_unless_the_environment_says(monkeypatch):
+    from tensorweave.runtime import intra_op
+    blas_to, intra_to = [], []
+    monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: blas_to.append(n) or True)
+    monkeypatch.setattr(intra_op, "set_intra_op_threads", intra_to.append)
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert limit_for_shared_machine(2, intra_op_threads=2) is None
-    assert intra_to == []
+    assert intra_op.use_own_threads(2) is True
+    assert (blas_to, intra_to) == ([1], [2])
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.setenv(var, "5")
+        assert intra_op.use_own_threads(2) is False
+        monkeypatch.delenv(var)
+    monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: False)   # not OpenBLAS
+    assert intra_op.use_own_threads(2) is False
+    assert intra_to == [2]
+
+
+def test_openblas_of_this_numpy_is_found():
+    from tensorweave.runtime import intra_op
+    assert intra_op._openblas_libraries(), "NumPy's wheels link OpenBLAS"

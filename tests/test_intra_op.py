@@ -135,3 +135,29 @@ def test_a_forked_child_starts_its_own_helpers(two_threads):
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("the forked child's split matmul did not finish in 60 s")
+
+
+def test_local_session_config_intra_op_threads_splits_big_matmuls(monkeypatch):
+    """ConfigProto(intra_op_parallelism_threads=N) on a local session, as TF1 CPU jobs
+    set it: big matmuls split over N threads of ours, OpenBLAS on one."""
+    blas_to = []
+    monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: blas_to.append(n) or True)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before_threads = intra_op.intra_op_threads()
+    rng = np.random.default_rng(4)
+    xv = rng.normal(size=(256, 512)).astype(np.float32)
+    try:
+        with tf.Graph().as_default():
+            y = tf.matmul(tf.constant(xv), tf.constant(xv.T))
+            with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=2)) as sess:
+                assert intra_op.intra_op_threads() == 2 and blas_to == [1]
+                before = _split_calls()
+                np.testing.assert_allclose(sess.run(y), xv @ xv.T, rtol=1e-4, atol=1e-3)
+                assert _split_calls() == before + 1
+            intra_op.set_intra_op_threads(before_threads)
+            with tf.Session() as sess:   # not set: nothing changes
+                sess.run(y)
+                assert intra_op.intra_op_threads() == before_threads
+    finally:
+        intra_op.set_intra_op_threads(before_threads)

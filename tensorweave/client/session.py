@@ -22,6 +22,7 @@ from tensorweave.framework.tensor import register_default_session_getter
 from tensorweave.framework.proto.config_pb2 import ConfigProto, RunOptions
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, sparse_feed_parts
+from tensorweave.runtime import intra_op
 from tensorweave.runtime.step import StepState
 from tensorweave.runtime.step_stats import StepStatsCollector
 
@@ -102,6 +103,10 @@ class Session:
 
     def _make_runtime(self) -> Any:
         if not self._target:
+            if self._config.intra_op_parallelism_threads > 0:
+                # As TF sizes its intra-op pool: big matmuls split over this many threads
+                # that never spin, OpenBLAS on one (runtime/intra_op.py).
+                intra_op.use_own_threads(self._config.intra_op_parallelism_threads)
             return LocalRuntime(self._graph, self._config)
         factory = _backend(self._target)
         if factory is None:

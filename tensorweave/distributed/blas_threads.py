@@ -18,43 +18,15 @@ so they are not counted: with 1 ps + 1 worker on 2 cores the worker's matmuls ge
 both cores. A ps task itself gets cores / (all local tasks). A task alone on its
 machine keeps OpenBLAS's own threads. An explicit OPENBLAS_NUM_THREADS /
 OMP_NUM_THREADS wins: then nothing is changed.
-OpenBLAS is reached through its C API (`openblas_set_num_threads`, under the
-names NumPy's bundled copy exports); with another BLAS nothing is changed.
+With another BLAS than OpenBLAS nothing is changed (`runtime/intra_op.py`).
 """
 from __future__ import annotations
 
-import ctypes
-import logging
 import os
 
-from tensorweave.runtime.intra_op import set_intra_op_threads
+from tensorweave.runtime.intra_op import set_blas_threads, use_own_threads
 
-log = logging.getLogger("tensorweave.blas")
-_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-            "openblas_set_num_threads64_", "openblas_set_num_threads")
-
-
-def _openblas_libraries() -> list[str]:
-    import numpy  # noqa: F401 - loads the BLAS library we look for
-    try:
-        with open("/proc/self/maps") as f:
-            paths = {line.split()[-1] for line in f if "openblas" in line.lower()}
-    except OSError:
-        return []
-    return sorted(p for p in paths if p.startswith("/"))
-
-
-def set_blas_threads(n: int) -> bool:
-    """Caps OpenBLAS at `n` threads in this process; False when none was found."""
-    for path in _openblas_libraries():
-        lib = ctypes.CDLL(path)
-        for name in _SETTERS:
-            setter = getattr(lib, name, None)
-            if setter is not None:
-                setter(ctypes.c_int(n))
-                log.debug("BLAS threads set to %d (%s in %s)", n, name, path)
-                return True
-    return False
+__all__ = ["limit_for_shared_machine", "set_blas_threads", "tasks_sharing_blas"]
 
 
 def tasks_sharing_blas(local_jobs: list[str], job: str) -> int:
@@ -85,8 +57,6 @@ def limit_for_shared_machine(sharing: int, intra_op_threads: int = 0,
         machine_shared: whether other tasks of the cluster run on this machine
             (default: `sharing > 1`).
     """
-    if any(os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
-        return None
     shared = sharing > 1 if machine_shared is None else machine_shared
     if intra_op_threads > 0:
         n = intra_op_threads
@@ -94,7 +64,4 @@ def limit_for_shared_machine(sharing: int, intra_op_threads: int = 0,
         n = max(1, (os.cpu_count() or 1) // max(sharing, 1))
     else:
         return None
-    if not set_blas_threads(1):
-        return None  # not OpenBLAS: its own threading is left as it is
-    set_intra_op_threads(n)
-    return n
+    return n if use_own_threads(n) else None

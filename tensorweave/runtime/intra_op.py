@@ -22,6 +22,8 @@ Example:
 """
 from __future__ import annotations
 
+import ctypes
+import logging
 import os
 import queue
 import threading
@@ -35,11 +37,53 @@ SPLIT_MIN_MACS = 1 << 22
 _MIN_BLOCK = 16          # rows or columns per block, at least
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
+log = logging.getLogger("tensorweave.blas")
+_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+            "openblas_set_num_threads64_", "openblas_set_num_threads")
+_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 _threads = 1
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _helpers: list[threading.Thread] = []
 _helpers_lock = threading.Lock()
 STATS = {"split_calls": 0}   # how many matmuls were split (tests and benchmarks read it)
+
+
+def use_own_threads(n: int) -> bool:
+    """OpenBLAS on one thread and big matmuls split over `n` threads of ours.
+
+    Returns False, changing nothing, when OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is
+    set (the user's choice wins) or NumPy's BLAS is not OpenBLAS (its own threading
+    is left as it is).
+    """
+    if any(os.environ.get(v) for v in _THREAD_ENV) or not set_blas_threads(1):
+        return False
+    set_intra_op_threads(n)
+    return True
+
+
+def _openblas_libraries() -> list[str]:
+    try:
+        with open("/proc/self/maps") as f:   # numpy is imported: its BLAS is mapped
+            paths = {line.split()[-1] for line in f if "openblas" in line.lower()}
+    except OSError:
+        return []
+    return sorted(p for p in paths if p.startswith("/"))
+
+
+def set_blas_threads(n: int) -> bool:
+    """Caps OpenBLAS at `n` threads in this process; False when none was found.
+
+    OpenBLAS is reached through its C API (`openblas_set_num_threads`, under the
+    names NumPy's bundled copy exports)."""
+    for path in _openblas_libraries():
+        lib = ctypes.CDLL(path)
+        for name in _SETTERS:
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(ctypes.c_int(n))
+                log.debug("BLAS threads set to %d (%s in %s)", n, name, path)
+                return True
+    return False
 
 
 def set_intra_op_threads(n: int) -> None:
