@@ -183,8 +183,15 @@ def _momentum(a: dict, g: np.ndarray, h: dict, kw: dict) -> None:
 
 
 def _adagrad(a: dict, g: np.ndarray, h: dict, kw: dict) -> None:
-    a["accum"] += g * g
-    a["var"] -= h["lr"] * g / np.sqrt(a["accum"])
+    # One temporary, reused (4 before: g*g, lr*g, the sqrt, the quotient): ~10% of the
+    # update of a 784x512 / 784x2048 weight, which a ps runs on every step.
+    accum = a["accum"]
+    t = np.multiply(g, g, out=np.empty_like(g))   # an array even for a scalar variable
+    accum += t
+    np.sqrt(accum, out=t)
+    np.divide(g, t, out=t)
+    t *= h["lr"]
+    a["var"] -= t
 
 
 def _adam_alpha(h: dict) -> Any:
