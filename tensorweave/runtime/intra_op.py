@@ -5,16 +5,18 @@ threads spin for about 0.1 s after each call before they sleep. A task that
 shares a small machine with other tasks then loses a core to spinning between
 its matmuls, and when the machine is oversubscribed a spinning thread holds a
 core while the thread it waits for is descheduled: measured on 2 cores with
-other jobs running, a 784x512 MLP step took 2 ms on one BLAS thread and 13-51 ms
-on two. TF sizes its own pools instead (`intra_op_parallelism_threads`).
+other jobs running, the 784x512 MLP's training step in one process took 2.5 ms on
+one BLAS thread and 13-51 ms on two. TF sizes its own pools instead
+(`intra_op_parallelism_threads`).
 
 So a task that shares its machine runs OpenBLAS single-threaded and splits each
 big float matmul here, into row (or column) blocks computed at once: one in the
 calling thread, the rest on helper threads that wait on a lock, never spin. With
 spare cores that is as fast as OpenBLAS's own threads; on a busy machine it
 degrades like one thread, not 10x worse. `distributed/blas_threads.py` decides the
-number of threads; in a process that never sets it (a local `tf.Session`) every
-matmul is NumPy's own call, as before.
+number of threads for a Server's process, a local `tf.Session`'s
+`ConfigProto(intra_op_parallelism_threads=N)` for its own; in a process that sets
+neither, every matmul is NumPy's own call, as before.
 
 Example:
     >>> set_intra_op_threads(2)
