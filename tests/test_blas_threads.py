@@ -20,17 +20,16 @@ def test_ps_tasks_do_not_count_for_a_computing_task(local_jobs, job, expected):
 
 
 def test_shared_machine_splits_matmuls_over_cores_per_computing_task(monkeypatch):
-    """Cores / sharing tasks become intra-op threads; config wins; a task alone keeps
-    OpenBLAS's own threads."""
+    """Cores / sharing tasks become intra-op threads; config wins; the one computing
+    task of its machine keeps OpenBLAS's own threads."""
     own = []
     monkeypatch.setattr(blas_threads, "use_own_threads", lambda n: own.append(n) or True)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
-    assert limit_for_shared_machine(1) is None           # alone: OpenBLAS's default
-    assert limit_for_shared_machine(1, machine_shared=True) == 8   # 1 ps + 1 worker
+    assert limit_for_shared_machine(1) is None   # the one computing task: OpenBLAS's own
     assert limit_for_shared_machine(2) == 4
     assert limit_for_shared_machine(16) == 1             # never below one thread
     assert limit_for_shared_machine(2, intra_op_threads=3) == 3
-    assert own == [8, 4, 1, 3]
+    assert own == [4, 1, 3]
     monkeypatch.setattr(blas_threads, "use_own_threads", lambda n: False)
     assert limit_for_shared_machine(2) is None           # environment or not OpenBLAS
 

@@ -8,16 +8,20 @@ benchmarks, the tests) then fight over the cores: measured on 2 cores, the
 other jobs on the machine two BLAS threads made a 2 ms matmul pair 13-51 ms.
 TF 1.x sizes its own pools per process (intra_op_parallelism_threads).
 
-So a Server that shares its machine with other tasks of its cluster runs
+So a Server whose machine runs other computing tasks of its cluster runs
 OpenBLAS on one thread and splits big matmuls over its own intra-op threads
-(`runtime/intra_op.py`: helpers that block when idle, never spin), as many as
-`intra_op_parallelism_threads` of its default ConfigProto when set, else cores /
-(tasks of the cluster on this machine that compute: every job but ps). ps tasks
+(`runtime/intra_op.py`: helpers that block when idle, never spin): cores /
+(tasks of the cluster on this machine that compute: every job but ps), or
+`intra_op_parallelism_threads` of its default ConfigProto when set. ps tasks
 apply updates (element-wise, no BLAS) and wait while a worker runs its matmuls,
-so they are not counted: with 1 ps + 1 worker on 2 cores the worker's matmuls get
-both cores. A ps task itself gets cores / (all local tasks). A task alone on its
-machine keeps OpenBLAS's own threads. An explicit OPENBLAS_NUM_THREADS /
-OMP_NUM_THREADS wins: then nothing is changed.
+so they are not counted, and they get cores / (all local tasks) themselves.
+The only computing task of its machine (1 ps + 1 worker) keeps OpenBLAS's own
+threads: on an otherwise idle machine their spinning keeps the other core awake
+between matmuls, which our helpers, woken each time, do not (MLP-512 job on 2
+cores: 30.0-35.1k examples/s against 25.4-33.5k split); when other jobs load
+the machine that spinning costs 3-5x, and `intra_op_parallelism_threads` opts
+into ours. An explicit OPENBLAS_NUM_THREADS / OMP_NUM_THREADS wins: then nothing
+is changed.
 With another BLAS than OpenBLAS nothing is changed (`runtime/intra_op.py`).
 """
 from __future__ import annotations
@@ -46,22 +50,18 @@ def tasks_sharing_blas(local_jobs: list[str], job: str) -> int:
     return sum(1 for j in local_jobs if j != "ps")
 
 
-def limit_for_shared_machine(sharing: int, intra_op_threads: int = 0,
-                             machine_shared: bool | None = None) -> int | None:
+def limit_for_shared_machine(sharing: int, intra_op_threads: int = 0) -> int | None:
     """Applies the policy above; returns this task's matmul threads, or None when
-    left alone (a task alone on its machine keeps OpenBLAS's own threads).
+    left alone (the only computing task of its machine keeps OpenBLAS's threads).
 
     Args:
         sharing: `tasks_sharing_blas` for this task.
         intra_op_threads: the ConfigProto's setting (0: not set).
-        machine_shared: whether other tasks of the cluster run on this machine
-            (default: `sharing > 1`).
     """
-    shared = sharing > 1 if machine_shared is None else machine_shared
     if intra_op_threads > 0:
         n = intra_op_threads
-    elif shared:
-        n = max(1, (os.cpu_count() or 1) // max(sharing, 1))
+    elif sharing > 1:
+        n = max(1, (os.cpu_count() or 1) // sharing)
     else:
         return None
     return n if use_own_threads(n) else None

@@ -195,8 +195,7 @@ class Server:
                  if a and same_host(a)]
         self.blas_threads = limit_for_shared_machine(
             tasks_sharing_blas(local, self._server_def.job_name),
-            self._server_def.default_session_config.intra_op_parallelism_threads,
-            machine_shared=len(local) > 1)
+            self._server_def.default_session_config.intra_op_parallelism_threads)
 
     def peer(self, task: str) -> Any:
         """The worker service of `task` ("/job:ps/replica:0/task:0"), however reached."""

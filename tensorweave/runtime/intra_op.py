@@ -9,14 +9,15 @@ other jobs running, the 784x512 MLP's training step in one process took 2.5 ms o
 one BLAS thread and 13-51 ms on two. TF sizes its own pools instead
 (`intra_op_parallelism_threads`).
 
-So a task that shares its machine runs OpenBLAS single-threaded and splits each
-big float matmul here, into row (or column) blocks computed at once: one in the
-calling thread, the rest on helper threads that wait on a lock, never spin. With
-spare cores that is as fast as OpenBLAS's own threads; on a busy machine it
-degrades like one thread, not 10x worse. `distributed/blas_threads.py` decides the
-number of threads for a Server's process, a local `tf.Session`'s
-`ConfigProto(intra_op_parallelism_threads=N)` for its own; in a process that sets
-neither, every matmul is NumPy's own call, as before.
+So a task that shares its machine with other computing tasks runs OpenBLAS
+single-threaded and splits each big float matmul here, into row (or column)
+blocks computed at once: one in the calling thread, the rest on helper threads
+that wait on a lock, never spin. On a busy machine that degrades like one
+thread, not 10x worse; on an idle one it pays a helper's wake-up per matmul
+(~0.1 ms on this VM), which OpenBLAS's spinning threads do not.
+`distributed/blas_threads.py` decides the number of threads for a Server's
+process, a local `tf.Session`'s `ConfigProto(intra_op_parallelism_threads=N)`
+for its own; in a process that sets neither, every matmul is NumPy's own call.
 
 Example:
     >>> set_intra_op_threads(2)

@@ -24,8 +24,9 @@ def _ftrl_update(a: dict, g: np.ndarray, g_shrunk: np.ndarray, h: dict) -> None:
     lr, l1, l2, power = h["lr"], h["l1"], h["l2"], h["lr_power"]
     new_accum = accum + g * g
     if power == -0.5:
-        sigma = (np.sqrt(new_accum) - np.sqrt(accum)) / lr
-        quadratic = np.sqrt(new_accum) / lr + 2 * l2
+        root = np.sqrt(new_accum)   # once: sigma and quadratic both use it
+        sigma = (root - np.sqrt(accum)) / lr
+        quadratic = root / lr + 2 * l2
     else:
         sigma = (np.power(new_accum, -power) - np.power(accum, -power)) / lr
         quadratic = np.power(new_accum, -power) / lr + 2 * l2
