@@ -169,3 +169,50 @@ def test_apply_gradients_requires_global_step():
     opt = SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1), 2)
     with pytest.raises(ValueError, match="global_step"):
         opt.apply_gradients([(tf.constant(1.0), w)])
+
+
+def test_save_while_the_chief_waits_for_a_second_gradient(inprocess_cluster, tmp_path):
+    """A worker that stopped between its two gradient pushes leaves the chief's step
+    waiting in take_grad for the second. The step must not have updated the first
+    variable meanwhile: that update would hold the ps's update gate, and every save
+    would fail after its pause timeout."""
+    spec, _ = inprocess_cluster
+    g = tf.Graph()
+    with g.as_default():
+        with tf.device(tf.train.replica_device_setter(
+                cluster=spec, worker_device="/job:worker/task:0")):
+            step = tf.train.get_or_create_global_step()
+            a = tf.Variable([0.0], name="a")
+            b = tf.Variable([0.0], name="b")
+            x = tf.placeholder(tf.float32, [1])
+            loss = tf.reduce_sum(tf.square(a - x) + tf.square(b - x))
+            opt = SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
+                                        replicas_to_aggregate=1, total_num_replicas=1)
+            train = opt.minimize(loss, global_step=step)
+            saver = tf.train.Saver(pause_timeout_s=5.0)
+            # a's gradient alone: what a worker that stopped between its pushes leaves
+            # (the accumulators are internal; their ops are what a worker's step runs).
+            accum_a = opt._accumulators[0][0]
+            only_a = accum_a.apply_grad(tf.constant([1.0]), local_step=tf.identity(step))
+            accum_b = opt._accumulators[1][0]
+            then_b = accum_b.apply_grad(tf.constant([1.0]), local_step=tf.identity(step))
+    sess, hook, coord = _session(spec, g, opt, 0, chief=True)
+    sess.run(train, {x: [1.0]})
+    deadline = time.monotonic() + 30
+    while sess.run(step) < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    np.testing.assert_allclose(sess.run([a, b]), [[0.2], [0.2]], rtol=1e-6)
+    sess.run(only_a)
+    time.sleep(0.5)    # the chief's queue runner takes a's gradient, waits for b's
+    np.testing.assert_allclose(sess.run(a), [0.2], rtol=1e-6)   # not applied alone
+    started = time.monotonic()
+    saver.save(sess, str(tmp_path / "model"))      # DeadlineExceededError before the fix
+    assert time.monotonic() - started < 5.0
+    sess.run(then_b)
+    deadline = time.monotonic() + 30
+    while sess.run(step) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    np.testing.assert_allclose(sess.run([a, b]), [[0.1], [0.1]], rtol=1e-6)
+    hook.end(sess)
+    coord.request_stop()
+    sess.close()

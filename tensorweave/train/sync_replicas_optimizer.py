@@ -36,7 +36,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.array_ops import fill
 from tensorweave.ops.control_flow.control_flow_ops import group
-from tensorweave.ops.array.core_ops import no_op
+from tensorweave.ops.array.core_ops import identity, no_op
 from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue
 from tensorweave.framework.device import device_task
 from tensorweave.ops.data_flow.accumulator_ops import (
@@ -141,6 +141,7 @@ class SyncReplicasOptimizer(Optimizer):
                 var_list.append(var)
                 with device_scope(var.device):
                     aggregated.append(self._accumulate(grad, var, train_ops))
+            aggregated = _after_every_take(aggregated, var_list)
             gs_device = global_step.device
             with device_scope(gs_device), name_scope(""):
                 update_op = self._opt.apply_gradients(list(zip(aggregated, var_list)),
@@ -361,3 +362,27 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
                 session.run(self._end_op)
         except errors.OpError as e:  # the ps may already be gone: nothing to release
             log.debug("end-of-training ops of sync replicas failed: %s", e)
+
+
+def _after_every_take(aggregated: list[Any], var_list: list[Any]) -> list[Any]:
+    """Each aggregated gradient, available only once every accumulator has given its
+    own: the chief's step then updates no variable while it still waits in a
+    take_grad. Otherwise an update it already made holds its ps's update gate
+    (runtime/update_gate.py) for as long as a later take_grad waits (for good once
+    the workers stopped between two pushes), and a save there fails after its pause
+    timeout. The step applies the same values either way: it completes only after
+    every take_grad has."""
+    takes = [t.values.op if isinstance(t, IndexedSlices) else t.op
+             for t in aggregated if t is not None]
+    out: list[Any] = []
+    for agg, var in zip(aggregated, var_list):
+        if agg is None:
+            out.append(None)
+            continue
+        with device_scope(var.device), control_dependencies(takes):
+            if isinstance(agg, IndexedSlices):
+                out.append(IndexedSlices(identity(agg.values), identity(agg.indices),
+                                         agg.dense_shape))
+            else:
+                out.append(identity(agg))
+    return out
