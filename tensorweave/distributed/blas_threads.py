@@ -20,17 +20,14 @@ threads: on an otherwise idle machine their spinning keeps the other core awake
 between matmuls, which our helpers, woken each time, do not (MLP-512 job on 2
 cores: 30.0-35.1k examples/s against 25.4-33.5k split); when other jobs load
 the machine that spinning costs 3-5x, and `intra_op_parallelism_threads` opts
-into ours. An explicit OPENBLAS_NUM_THREADS / OMP_NUM_THREADS wins: then nothing
-is changed.
-With another BLAS than OpenBLAS nothing is changed (`runtime/intra_op.py`).
+into ours. An explicit OPENBLAS_NUM_THREADS / OMP_NUM_THREADS, or a BLAS other
+than OpenBLAS, leaves everything as it is (`runtime/intra_op.py`).
 """
 from __future__ import annotations
 
 import os
 
-from tensorweave.runtime.intra_op import set_blas_threads, use_own_threads
-
-__all__ = ["limit_for_shared_machine", "set_blas_threads", "tasks_sharing_blas"]
+from tensorweave.runtime.intra_op import use_own_threads
 
 
 def tasks_sharing_blas(local_jobs: list[str], job: str) -> int:

@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 # A matmul is split when it has at least this many multiply-adds: ~0.1 ms on one
-# core, against the ~10-30 us a helper thread needs to wake and report.
+# core, about what waking a sleeping helper costs on a VM (measured here).
 SPLIT_MIN_MACS = 1 << 22
 _MIN_BLOCK = 16          # rows or columns per block, at least
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

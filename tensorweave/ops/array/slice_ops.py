@@ -11,7 +11,7 @@ Example:
 from __future__ import annotations
 
 import builtins
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -79,22 +79,32 @@ def _slice_index(shape_: tuple[int, ...], begin: Any, sz: Any) -> tuple[builtins
     return tuple(_pyslice(bi, bi + n) for bi, n in zip(b, ends))
 
 
-# Slice specs by (shape, begin, size): like StridedSlice's, the same few a step.
-_SLICES: dict[tuple[Any, ...], tuple[builtins.slice, ...]] = {}
+# Index specs a kernel works out from its (constant) bounds: a graph slices with the
+# same few every step (shape[0], shape[1:], ...), so each is worked out once.
+_SPECS: dict[tuple[Any, ...], tuple] = {}
+_SPECS_MAX = 4096
+
+
+def _spec_key(*arrays: np.ndarray) -> tuple[Any, ...]:
+    return tuple(x for a in arrays for x in (a.dtype.char, a.shape, a.tobytes()))
+
+
+def _memo_spec(key: tuple[Any, ...], compute: Callable[[], tuple]) -> tuple:
+    idx = _SPECS.get(key)
+    if idx is None:
+        idx = compute()
+        if len(_SPECS) >= _SPECS_MAX:
+            _SPECS.clear()
+        _SPECS[key] = idx
+    return idx
 
 
 @slice_op.kernel("CPU")
 def _(x: Any, begin: Any, sz: Any) -> Any:
     x = np.asarray(x)
     b, s = np.asarray(begin), np.asarray(sz)
-    key = (x.shape, b.dtype.char, s.dtype.char, b.shape, s.shape, b.tobytes(), s.tobytes())
-    idx = _SLICES.get(key)
-    if idx is None:
-        idx = _slice_index(x.shape, b, s)
-        if len(_SLICES) >= 4096:
-            _SLICES.clear()
-        _SLICES[key] = idx
-    return x[idx]
+    return x[_memo_spec(("Slice", x.shape) + _spec_key(b, s),
+                        lambda: _slice_index(x.shape, b, s))]
 
 
 slice_grad_op = define_op("SliceGrad", inputs=("input_shape", "begin", "grad"))
@@ -263,23 +273,11 @@ def _np_index(x_ndim: int, begin: Any, end: Any, strides: Any, masks: dict[str, 
     return tuple(spec)
 
 
-# Kernel-side specs by (rank, begin, end, strides, masks): a graph slices with the same
-# few constant specs every step (shape[0], shape[1:], ...), so each is worked out once.
-_SPECS: dict[tuple[Any, ...], tuple] = {}
-
-
 def _cached_index(x_ndim: int, begin: Any, end: Any, strides: Any,
                   masks: dict[str, int]) -> tuple:
     b, e, s = np.asarray(begin), np.asarray(end), np.asarray(strides)
-    key = (x_ndim, b.dtype.char, e.dtype.char, s.dtype.char, b.shape, e.shape, s.shape,
-           b.tobytes(), e.tobytes(), s.tobytes(), *(masks[k] for k in _MASKS))
-    idx = _SPECS.get(key)
-    if idx is None:
-        idx = _np_index(x_ndim, b, e, s, masks)
-        if len(_SPECS) >= 4096:
-            _SPECS.clear()
-        _SPECS[key] = idx
-    return idx
+    key = ("StridedSlice", x_ndim, *(masks[k] for k in _MASKS)) + _spec_key(b, e, s)
+    return _memo_spec(key, lambda: _np_index(x_ndim, b, e, s, masks))
 
 
 @strided_slice_op.kernel("CPU")

@@ -165,8 +165,7 @@ def parse_general(serialized: Any, names: list[str], sparse: list[tuple[str, Any
                   dense: list[tuple[str, Any, list[Any], Any]]) -> list[Any]:
     """`parse_batch` through protobuf's Example parser, one example at a time."""
     fmaps = decode_examples(serialized, names)
-    parsed = [parse_sparse(fmaps, k, t, names) for k, t in sparse]
-    out = [s[0] for s in parsed] + [s[1] for s in parsed] + [s[2] for s in parsed]
+    out = _sparse_outputs([parse_sparse(fmaps, k, t, names) for k, t in sparse])
     for key, dtype, dims, default in dense:
         if dims and dims[0] is None:
             out.append(parse_sequence(fmaps, key, dtype, dims, default, names))
@@ -190,18 +189,23 @@ def parse_fast(serialized: Any, sparse: list[tuple[str, Any]],
             return None
         where[key] = j
 
-    wanted = [(key, dtype) for key, dtype in sparse] + [(key, dtype) for key, dtype, _, _ in dense]
+    wanted = list(sparse) + [(key, dtype) for key, dtype, _, _ in dense]
     if any(key not in where for key, _ in wanted):
         return None  # missing from every example: defaults, or an error
     got = [wire_batch.decode_column(table, where[key], key, dtype) for key, dtype in wanted]
     if any(g is None for g in got):
         return None
     columns = [g for g in got if g is not None]
-    parsed = [sparse_from_counts(counts, values) for values, counts in columns[:len(sparse)]]
-    out: list[Any] = [s[0] for s in parsed] + [s[1] for s in parsed] + [s[2] for s in parsed]
+    out = _sparse_outputs([sparse_from_counts(counts, values)
+                           for values, counts in columns[:len(sparse)]])
     for (_, _, dims, _), (values, counts) in zip(dense, columns[len(sparse):]):
         size = int(np.prod(dims)) if dims else 1
         if size == 0 or (counts != size).any():
             return None  # a wrong count: the general path names the error
         out.append(values.reshape([len(flat)] + list(dims)))
     return out
+
+
+def _sparse_outputs(parsed: list[list[np.ndarray]]) -> list[Any]:
+    """ParseExample's sparse outputs: every indices, then every values, then every shape."""
+    return [s[0] for s in parsed] + [s[1] for s in parsed] + [s[2] for s in parsed]
