@@ -55,3 +55,25 @@ def test_own_threads_put_openblas_on_one_thread_unless_the_environment_says(monk
 def test_openblas_of_this_numpy_is_found():
     from tensorweave.runtime import intra_op
     assert intra_op._openblas_libraries(), "NumPy's wheels link OpenBLAS"
+
+
+def test_server_config_intra_op_threads_the_tf1_way(monkeypatch):
+    """`tf.train.Server(cluster, ..., config=tf.ConfigProto(intra_op_parallelism_threads=N))`,
+    as TF1 trainers write it, sizes the task's matmul threads even for a lone worker."""
+    import tensorweave as tf
+    from tensorweave.distributed.topology import free_ports
+    from tensorweave.runtime import intra_op
+    monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: True)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = intra_op.intra_op_threads()
+    ports = free_ports(2)
+    cluster = tf.train.ClusterSpec({"ps": [f"localhost:{ports[0]}"],
+                                    "worker": [f"localhost:{ports[1]}"]})
+    config = tf.ConfigProto(intra_op_parallelism_threads=3, inter_op_parallelism_threads=2)
+    server = tf.train.Server(cluster, job_name="worker", task_index=0, config=config)
+    try:
+        assert server.blas_threads == 3 and intra_op.intra_op_threads() == 3
+    finally:
+        server.stop()
+        intra_op.set_intra_op_threads(before)
