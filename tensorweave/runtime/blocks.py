@@ -41,7 +41,7 @@ import queue
 import threading
 from typing import Any, Callable
 
-from tensorweave.framework.op_def import ASYNC, CONTEXT
+from tensorweave.framework.op_def import ASYNC
 from tensorweave.framework.tensor import Operation
 from tensorweave.runtime.rendezvous import make_key
 
@@ -153,22 +153,22 @@ class BlockPlan:
         """Node `i`'s line of its block; the names it uses go into `ns`."""
         node = self._nodes[i]
         op = node.op
-        ns[f"k{i}"] = node.fn
-        args = ", ".join(self._val(a) for a in node.args)
         if i in self._fused:  # a variable read and its _Send
             ns[f"K{i}"], ns["_send_variable"] = send_key(self._nodes[self._fused[i]].op), \
                 send_variable
             return f"_send_variable(step, K{i}, {self._val(node.args[0][:-1] + (None,))})"
         if op.type == "_Send":
             ns[f"K{i}"] = send_key(op)
-            return f"step.rendezvous.send(K{i}, {args})"
+            return f"step.rendezvous.send(K{i}, {self._val(node.args[0])})"
         if op.type == "_Recv":
             ns[f"K{i}"], ns[f"D{i}"] = send_key(op), op.get_attr("send_device")
             return f"run.recv(step, {i}, K{i}, D{i})"
+        values = [self._val(a) for a in node.args]
         if node.kind == ASYNC:
-            return f"k{i}(step, run.callback({i}){', ' if args else ''}{args})"
-        call = f"k{i}(step{', ' if args else ''}{args})" if node.kind == CONTEXT \
-            else f"k{i}({args})"
+            return node.line(i, [f"run.callback({i})"] + values, ns)
+        call = node.line(i, values, ns)
+        if call is None:
+            return "pass"  # an inlined kernel without outputs (NoOp)
         if node.n_out == 0:
             return call
         if node.n_out == 1:

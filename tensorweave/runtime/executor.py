@@ -22,6 +22,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.op_def import ASYNC, CONTEXT
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.runtime.blocks import BlockPlan, fusable_reads, send_key, send_variable
+from tensorweave.runtime.inline import NOTHING, call_expr, inline_expr, inline_how
 from tensorweave.runtime.plan import prune
 from tensorweave.runtime.resource_mgr import DeviceContext
 from tensorweave.runtime.step import StepState
@@ -137,11 +138,28 @@ _BORROW = "borrow"
 
 
 class _Node:
-    __slots__ = ("op", "fn", "kind", "args", "n_out")
+    """A node of the plan: `fn` is the kernel with its context and attrs bound (the
+    node-by-node loop calls it); compiled plans call `raw` with them spelled out, or
+    write the kernel as an expression when `inline` says how (runtime/inline.py)."""
 
-    def __init__(self, op: Operation, fn: Callable[..., Any], kind: str, args: list[Any]):
+    __slots__ = ("op", "fn", "kind", "args", "n_out", "raw", "ctx", "attrs", "inline")
+
+    def __init__(self, op: Operation, fn: Callable[..., Any], kind: str, args: list[Any],
+                 raw: Callable[..., Any], ctx: Any, attrs: dict[str, Any]):
         self.op, self.fn, self.kind, self.args = op, fn, kind, args
+        self.raw, self.ctx, self.attrs = raw, ctx, attrs
         self.n_out = len(op._outputs)
+        plain_args = len(args) == 1 and args[0][0] != "list" or not args
+        self.inline = inline_how(raw, kind, attrs, len(args)) if plain_args else None
+        if self.inline is not None and self.n_out != (self.inline != NOTHING):
+            self.inline = None  # a marked kernel of an op with another arity: called
+
+    def line(self, i: int, args: list[str], ns: dict[str, Any]) -> str | None:
+        """The expression of node `i`'s output(s) in a compiled plan (its kernel call,
+        or what stands for an inlined kernel; None: no line), names put into `ns`."""
+        if self.inline is not None:
+            return inline_expr(i, self.inline, self.attrs, args, ns)
+        return call_expr(i, self.raw, self.kind, self.attrs, self.ctx, args, ns)
 
 
 class Executor:
@@ -175,9 +193,10 @@ class Executor:
                 None, op, f"No CPU kernel is registered for op {op.type} (node {op.name}). "
                 f"Register one with @{op.type}_op.kernel('CPU').")
         attrs = {k: op._attrs[k] for k in op.op_def.attrs}
-        fn = reg.fn
+        fn, ctx = reg.fn, None
         if reg.kind in (CONTEXT, ASYNC):
-            fn = functools.partial(fn, self.library.context(op), **attrs)
+            ctx = self.library.context(op)
+            fn = functools.partial(fn, ctx, **attrs)
         elif attrs:
             fn = functools.partial(fn, **attrs)
         args: list[Any] = []
@@ -187,7 +206,7 @@ class Executor:
             group = [self._source(next(flat), spec.is_ref, op.op_def.borrows_refs)
                      for _ in range(n)]
             args.append(("list", group) if spec.is_list else group[0])
-        return _Node(op, fn, reg.kind, args)
+        return _Node(op, fn, reg.kind, args, reg.fn, ctx, attrs)
 
     def _source(self, t: Tensor, wants_ref: bool, borrow: bool = False) -> tuple[Any, ...]:
         deref: Any = t.dtype.is_ref_dtype and not wants_ref
@@ -229,11 +248,9 @@ class Executor:
                 continue
             if i in fused.values():
                 continue
-            ns[f"k{i}"] = node.fn
-            args = ", ".join(self._expr(a) for a in node.args)
-            if node.kind == CONTEXT:
-                args = f"step, {args}" if args else "step"
-            call = f"k{i}({args})"
+            call = node.line(i, [self._expr(a) for a in node.args], ns)
+            if call is None:
+                continue  # an inlined kernel without outputs (NoOp)
             if node.n_out == 0:
                 lines.append(f"    {call}")
             elif node.n_out == 1:

@@ -17,6 +17,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.runtime.inline import CONST, FORWARD, NOTHING, inline_kernel
 
 # ---- Const -----------------------------------------------------------------------
 const_op = define_op("Const", attrs={"value": REQUIRED, "dtype": REQUIRED})
@@ -29,6 +30,7 @@ def _(*, value: np.ndarray, dtype: _dt.DType) -> Any:
 
 
 @const_op.kernel("CPU")
+@inline_kernel(CONST)  # compiled plans write it as an expression
 def _(*, value: np.ndarray, dtype: _dt.DType) -> np.ndarray:
     return value
 
@@ -78,6 +80,7 @@ def _(inp: Tensor, *, shape: Any) -> Any:
 
 
 @with_default_op.kernel("CPU")
+@inline_kernel(FORWARD)  # compiled plans write it as an expression
 def _(inp: Any, *, shape: Any) -> Any:
     return inp
 
@@ -103,6 +106,7 @@ def _(inp: Tensor) -> Any:
 
 
 @identity_op.kernel("CPU")
+@inline_kernel(FORWARD)  # compiled plans write it as an expression
 def _(inp: Any) -> Any:
     return inp
 
@@ -128,6 +132,7 @@ def _() -> list:
 
 
 @no_op_def.kernel("CPU")
+@inline_kernel(NOTHING)  # compiled plans write it as an expression
 def _() -> None:
     return None
 

@@ -26,6 +26,7 @@ from tensorweave.ops.array.array_util import (
 from tensorweave.ops.array.shape_ops import rank, shape
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.array.slice_ops import strided_slice
+from tensorweave.runtime.inline import FORWARD, inline_kernel
 
 _pyrange = builtins.range  # this module defines tf's `range`
 
@@ -306,6 +307,7 @@ def _(x: Tensor) -> Any:
 
 
 @stop_gradient_op.kernel("CPU")
+@inline_kernel(FORWARD)  # compiled plans write it as an expression
 def _(x: Any) -> Any:
     return x
 
