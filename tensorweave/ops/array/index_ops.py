@@ -100,13 +100,24 @@ def _(op: Operation, grad: Any) -> Any:
     if axis is not None and (axis == 0 or (params.shape.ndims is not None and
                                            axis == -params.shape.ndims)):
         # Sparse gradient: one row of `values` per gathered index.
-        rest = strided_slice(pshape, [1], [0], [1], end_mask=1)
+        rest = _row_shape(grad, indices, pshape)
         values_shape = concat([expand_dims(size(indices), 0), rest], 0)
         values = reshape(grad, values_shape)
         return [IndexedSlices(values, reshape(indices, [-1]), pshape), None, None]
     g = _create("GatherV2Grad", [pshape, indices, grad, axis_t], None,
                 "GatherV2Grad").outputs[0]
     return [g, None, None]
+
+
+def _row_shape(grad: Any, indices: Tensor, pshape: Tensor) -> Tensor:
+    """The shape of one gathered row, params' shape[1:]: read from grad (shaped
+    indices.shape + rows' shape) when the rank of indices is known, so that a worker
+    does not wait every step for the Shape of a ps's variable (only the IndexedSlices'
+    dense_shape needs it, and a sparse update on the ps reads none)."""
+    k = indices.shape.ndims
+    if k is None or isinstance(grad, IndexedSlices):
+        return strided_slice(pshape, [1], [0], [1], end_mask=1)
+    return strided_slice(shape(grad), [k], [0], [1], end_mask=1)
 
 
 _fold_if_known("GatherV2")
