@@ -24,15 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n2tensorweave/distributed/protocol/tensor_wire.proto\x12\x0btensorweave\"w\n\x0cTensorHeader\x12\r\n\x05\x64type\x18\x01 \x01(\x05\x12\r\n\x05shape\x18\x02 \x03(\x03\x12\x0e\n\x06nbytes\x18\x03 \x01(\x03\x12\x12\n\nnum_chunks\x18\x04 \x01(\x03\x12\x12\n\nbulk_token\x18\x05 \x01(\x0c\x12\x11\n\tbulk_port\x18\x06 \x01(\x05\"1\n\rTensorRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x13\n\x0b\x61\x63\x63\x65pt_bulk\x18\x02 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n2tensorweave/distributed/protocol/tensor_wire.proto\x12\x0btensorweave\"\x9a\x01\n\x0cTensorHeader\x12\r\n\x05\x64type\x18\x01 \x01(\x05\x12\r\n\x05shape\x18\x02 \x03(\x03\x12\x0e\n\x06nbytes\x18\x03 \x01(\x03\x12\x12\n\nnum_chunks\x18\x04 \x01(\x03\x12\x12\n\nbulk_token\x18\x05 \x01(\x0c\x12\x11\n\tbulk_port\x18\x06 \x01(\x05\x12\x0e\n\x06shared\x18\x07 \x01(\x08\x12\x11\n\tshared_at\x18\x08 \x01(\x03\"1\n\rTensorRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x13\n\x0b\x61\x63\x63\x65pt_bulk\x18\x02 \x01(\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tensorweave.distributed.protocol.tensor_wire_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TENSORHEADER']._serialized_start=67
-  _globals['_TENSORHEADER']._serialized_end=186
-  _globals['_TENSORREQUEST']._serialized_start=188
-  _globals['_TENSORREQUEST']._serialized_end=237
+  _globals['_TENSORHEADER']._serialized_start=68
+  _globals['_TENSORHEADER']._serialized_end=222
+  _globals['_TENSORREQUEST']._serialized_start=224
+  _globals['_TENSORREQUEST']._serialized_end=273
 # @@protoc_insertion_point(module_scope)

@@ -35,6 +35,8 @@ class TensorHeader(_message.Message):
     NUM_CHUNKS_FIELD_NUMBER: _builtins.int
     BULK_TOKEN_FIELD_NUMBER: _builtins.int
     BULK_PORT_FIELD_NUMBER: _builtins.int
+    SHARED_FIELD_NUMBER: _builtins.int
+    SHARED_AT_FIELD_NUMBER: _builtins.int
     dtype: _builtins.int
     """DataType enum number, as tensorweave.framework.dtypes `as_datatype_enum`."""
     nbytes: _builtins.int
@@ -49,6 +51,12 @@ class TensorHeader(_message.Message):
     sending this token.
     """
     bulk_port: _builtins.int
+    shared: _builtins.bool
+    """Same-host link (unix transport): the payload is not in the frame but in the
+    sender's shared-memory ring of this connection, at byte position
+    shared_at (a running count: modulo the ring's capacity it is the offset).
+    """
+    shared_at: _builtins.int
     @_builtins.property
     def shape(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Dimension sizes; empty for a scalar."""
@@ -62,10 +70,12 @@ class TensorHeader(_message.Message):
         num_chunks: _builtins.int = ...,
         bulk_token: _builtins.bytes = ...,
         bulk_port: _builtins.int = ...,
+        shared: _builtins.bool = ...,
+        shared_at: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bulk_port", b"bulk_port", "bulk_token", b"bulk_token", "dtype", b"dtype", "nbytes", b"nbytes", "num_chunks", b"num_chunks", "shape", b"shape"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bulk_port", b"bulk_port", "bulk_token", b"bulk_token", "dtype", b"dtype", "nbytes", b"nbytes", "num_chunks", b"num_chunks", "shape", b"shape", "shared", b"shared", "shared_at", b"shared_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

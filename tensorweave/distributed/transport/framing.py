@@ -18,7 +18,7 @@ import time
 from typing import Any, Callable, Sequence, cast
 
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
-from tensorweave.distributed.transport import codec, limits
+from tensorweave.distributed.transport import codec, limits, shm
 from tensorweave.distributed.transport.base import Tensors
 from tensorweave.framework import errors
 
@@ -32,10 +32,11 @@ _IOV_MAX = 1024  # buffers per sendmsg (Linux's UIO_MAXIOV)
 # into one buffer that their arrays share (views: no allocation or read per tensor);
 # bigger ones each into their own pooled buffer, so a small tensor never pins a big one.
 _SHARED_READ_MAX = 64 << 10
-# What this process's connections did (bench/step_breakdown reads it): frames, bytes,
+# What this process's connections did (bench/step_breakdown reads it): frames, bytes
+# (those that went through a shared-memory ring included, and counted apart too),
 # seconds spent encoding and sending, and seconds reading a frame once its head arrived.
-STATS = {"frames_out": 0, "bytes_out": 0, "send_s": 0.0,
-         "frames_in": 0, "bytes_in": 0, "recv_s": 0.0}
+STATS = {"frames_out": 0, "bytes_out": 0, "ring_bytes_out": 0, "send_s": 0.0,
+         "frames_in": 0, "bytes_in": 0, "ring_bytes_in": 0, "recv_s": 0.0}
 
 
 def tune(sock: socket.socket) -> None:
@@ -45,10 +46,18 @@ def tune(sock: socket.socket) -> None:
 
 
 class Conn:
-    """One connected socket: framed writes under a lock, framed reads by one thread."""
+    """One connected socket: framed writes under a lock, framed reads by one thread.
 
-    def __init__(self, sock: socket.socket) -> None:
+    Args:
+        sock: the connected socket.
+        out_ring: where this side puts its big tensors (shm.py), if the link has rings.
+        in_ring: where the peer puts its big tensors.
+    """
+
+    def __init__(self, sock: socket.socket, out_ring: shm.Ring | None = None,
+                 in_ring: shm.Ring | None = None) -> None:
         self.sock = sock
+        self.out_ring, self.in_ring = out_ring, in_ring
         self._wlock = threading.Lock()
         self._rfile = cast(io.BufferedReader, sock.makefile("rb", buffering=1 << 16))
         # What a peer may announce (transport/limits.py), read once per connection.
@@ -59,27 +68,42 @@ class Conn:
              tensors: Sequence[Any] = ()) -> None:
         started = time.perf_counter()
         env = Envelope(message=message)
-        payload: list[memoryview] = []
+        ring = self.out_ring
+        # Per tensor: its header when it may go through the ring (placed under the lock,
+        # in frame order, as the reader frees in that order), and its payload chunks.
+        parts: list[tuple[Any, list[memoryview]]] = []
         for t in tensors:
             fast = codec.wire_view(t)
             if fast is not None:
-                env.tensors.add(dtype=fast[0], shape=t.shape, nbytes=fast[1].nbytes)
-                payload.append(fast[1])
+                header = env.tensors.add(dtype=fast[0], shape=t.shape, nbytes=fast[1].nbytes)
+                parts.append((header if ring is not None and fast[1].nbytes >= shm.MIN_BYTES
+                              else None, [fast[1]]))
                 continue
             header, chunks = codec.encode(t, _UNSPLIT)
             header.num_chunks = 0
             env.tensors.append(header)
-            payload.extend(chunks)
-        body = env.SerializeToString()
-        head = HEAD.pack(kind, service, method, ident, len(body)) + body
-        size = len(head) + sum(c.nbytes for c in payload)
+            parts.append((None, chunks))
         with self._wlock:
+            payload: list[memoryview] = []
+            in_ring = 0
+            for header, chunks in parts:
+                if header is not None:
+                    at = ring.put(chunks[0])  # type: ignore[union-attr]
+                    if at is not None:
+                        header.shared, header.shared_at = True, at
+                        in_ring += header.nbytes
+                        continue
+                payload.extend(chunks)
+            body = env.SerializeToString()
+            head = HEAD.pack(kind, service, method, ident, len(body)) + body
+            size = len(head) + sum(c.nbytes for c in payload)
             if size <= _JOIN_MAX:
                 self.sock.sendall(b"".join([head, *payload]) if payload else head)
             else:  # one gathering write per kernel buffer-full, straight from the arrays
                 _send_gathered(self.sock, [memoryview(head), *payload])
         STATS["frames_out"] += 1
-        STATS["bytes_out"] += size
+        STATS["bytes_out"] += size + in_ring
+        STATS["ring_bytes_out"] += in_ring
         STATS["send_s"] += time.perf_counter() - started
 
     def read(self) -> tuple[int, int, int, int, bytes, Tensors]:
@@ -105,7 +129,8 @@ class Conn:
         i = 0
         while i < len(headers):
             j, total = i, 0
-            while j < len(headers) and 0 <= headers[j].nbytes <= _SHARED_READ_MAX:
+            while j < len(headers) and 0 <= headers[j].nbytes <= _SHARED_READ_MAX \
+                    and not headers[j].shared:
                 total += headers[j].nbytes
                 j += 1
             if j > i:
@@ -131,7 +156,14 @@ class Conn:
 
     def _read_one(self, header: Any) -> Any:
         asm = codec.TensorAssembler(header)
-        self._fill(asm.buffer)
+        if header.shared:
+            if self.in_ring is None:
+                raise ValueError("a frame points into a shared-memory ring this connection "
+                                 "does not have")
+            self.in_ring.take(header.shared_at, asm.buffer)
+            STATS["ring_bytes_in"] += header.nbytes
+        else:
+            self._fill(asm.buffer)
         asm.filled = asm.nbytes
         return asm.finish()
 

@@ -11,6 +11,8 @@ time (cheap), so a test or a launcher can change them per process.
   relays and bulk side channels together); more are closed at once.
 - TENSORWEAVE_HANDSHAKE_TIMEOUT_S (default 10): seconds a new connection may take to
   send its first bytes; then it is closed.
+- TENSORWEAVE_SHM_RING_MB (default 16; 0: none): the shared-memory ring each side of a
+  same-host link writes its big tensors into (shm.py).
 
 Example:
     >>> max_message_bytes()
@@ -21,13 +23,14 @@ from __future__ import annotations
 import os
 
 __all__ = ["ENV_HANDSHAKE_TIMEOUT_S", "ENV_MAX_CONNECTIONS", "ENV_MAX_MESSAGE_BYTES",
-           "ENV_MAX_TENSOR_BYTES", "handshake_timeout_s", "max_connections",
-           "max_message_bytes", "max_tensor_bytes"]
+           "ENV_MAX_TENSOR_BYTES", "ENV_SHM_RING_MB", "handshake_timeout_s",
+           "max_connections", "max_message_bytes", "max_tensor_bytes", "shm_ring_bytes"]
 
 ENV_MAX_MESSAGE_BYTES = "TENSORWEAVE_MAX_MESSAGE_BYTES"
 ENV_MAX_TENSOR_BYTES = "TENSORWEAVE_MAX_TENSOR_BYTES"
 ENV_MAX_CONNECTIONS = "TENSORWEAVE_MAX_CONNECTIONS"
 ENV_HANDSHAKE_TIMEOUT_S = "TENSORWEAVE_HANDSHAKE_TIMEOUT_S"
+ENV_SHM_RING_MB = "TENSORWEAVE_SHM_RING_MB"
 _GRPC_MAX = (1 << 31) - 1  # gRPC's message lengths are int32
 
 
@@ -63,3 +66,8 @@ def max_connections() -> int:
 def handshake_timeout_s() -> float:
     """TENSORWEAVE_HANDSHAKE_TIMEOUT_S (default 10 seconds)."""
     return _number(ENV_HANDSHAKE_TIMEOUT_S, 10.0, 0.1)
+
+
+def shm_ring_bytes() -> int:
+    """TENSORWEAVE_SHM_RING_MB as bytes (default 16 MiB; 0: same-host links use no rings)."""
+    return int(_number(ENV_SHM_RING_MB, 16, 0) * (1 << 20))

@@ -27,7 +27,7 @@ import threading
 import time
 from typing import Any
 
-from tensorweave.distributed.transport import bulk, limits
+from tensorweave.distributed.transport import bulk, limits, shm
 from tensorweave.distributed.transport.credentials import (
     TLS_HINT, TOKEN_HINT, Credentials, refused)
 from tensorweave.distributed.transport.framing import ERROR, HEAD, REQUEST, Conn
@@ -212,6 +212,8 @@ def refuse_first_call(sock: socket.socket, creds: Credentials, task: str) -> Non
     learns what to set), instead of a connection that just breaks."""
     try:
         sock.settimeout(HANDSHAKE_TIMEOUT_S)
+        if shm.offered(sock):  # its shared-memory hello comes before its first frame
+            shm.accept(sock)
         kind, _, _, ident, _ = HEAD.unpack(_recv_exactly(sock, HEAD.size))
         if kind == REQUEST:
             need = "TLS" if creds.tls else "an auth token"

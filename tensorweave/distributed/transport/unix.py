@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 
 from tensorweave.distributed.protocol.methods import SERVICES
 from tensorweave.distributed.transport import credentials as creds_mod
-from tensorweave.distributed.transport import sidechannel
+from tensorweave.distributed.transport import limits, shm, sidechannel
 from tensorweave.distributed.transport.base import Done, ServiceHost, Tensors
 from tensorweave.distributed.transport.credentials import Credentials
 from tensorweave.distributed.transport.framing import (
@@ -131,7 +131,19 @@ class UnixListener:
                 sidechannel.refuse_first_call(sock, self._creds, self._task)
             sock.close()
             return None
-        conn = _Conn(sock)
+        try:  # the rings: a client's shared-memory hello comes first; this side answers it
+            sock.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)
+            in_ring = out_ring = None
+            if shm.offered(sock):
+                in_ring = shm.accept(sock)
+                out_ring = shm.offer(sock, limits.shm_ring_bytes())
+            sock.settimeout(None)
+        except (OSError, ValueError) as e:
+            log.warning("%s: dropped a same-host connection whose shared-memory set-up "
+                        "failed: %s", self.address, e)
+            sock.close()
+            return None
+        conn = _Conn(sock, out_ring, in_ring)
         with self._lock:
             if self._stopped:
                 conn.close()
@@ -239,7 +251,14 @@ class _Link:
             _tune(sock)
             if self._creds.enabled:
                 sock = self._handshake(sock)
-            conn = self._conn = _Conn(sock)
+            try:  # the peer's answer is the first thing this link's reader reads
+                out_ring = shm.offer(sock, limits.shm_ring_bytes())
+            except OSError as e:
+                sock.close()
+                raise errors.UnavailableError(
+                    None, None, f"Task {self.name} is unavailable: the connection to "
+                    f"{self.address} broke as it started ({e}).") from None
+            conn = self._conn = _Conn(sock, out_ring)
         threading.Thread(target=self._read, args=(conn,), daemon=True,
                          name=f"tw-link-{self.address}").start()
         return conn
@@ -294,6 +313,8 @@ class _Link:
 
     def _read(self, conn: _Conn) -> None:
         try:
+            if shm.offered(conn.sock):
+                conn.in_ring = shm.accept(conn.sock)
             while True:
                 kind, _, code, call_id, message, tensors = conn.read()
                 with self._lock:
