@@ -60,7 +60,24 @@ class _Builder:
         src_dev = self.placement[id(t.op)]
         if task_name(src_dev) == task:
             return self.mapped[t]
+        if t.op.type == "Const" and not t.op._control_inputs:
+            return self.const_copy(t, task)
         return self._cross(self.mapped[t], t.name, src_dev, task, t.dtype.base_dtype, t.shape)
+
+    def const_copy(self, t: Tensor, task: str) -> Tensor:
+        """A constant read on another task is copied into that task's partition (the
+        same immutable value), not sent every step: an optimizer's hyperparameters
+        (learning rate, FTRL's l1/l2, ...) are Consts on the worker that every ApplyX
+        on the ps reads (11 Sends a wide & deep step)."""
+        key = (t.name, task)
+        if key not in self.recvs:
+            op = self.part(task).graph.create_op(
+                "Const", [], {"value": t.op._attrs["value"], "dtype": t.op._attrs["dtype"]},
+                name=f"_const/{_safe(t.op.name)}", compute_device=False)
+            op._device = task + "/device:CPU:0"
+            op._traceback = t.op._traceback
+            self.recvs[key] = op.outputs[0]
+        return self.recvs[key]
 
     def control_input(self, c: Operation, task: str) -> Operation:
         src_dev = self.placement[id(c)]
