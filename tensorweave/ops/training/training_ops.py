@@ -30,6 +30,13 @@ def _dedup(indices: np.ndarray, grad: np.ndarray, nrows: int,
            var_name: str) -> tuple[np.ndarray, np.ndarray]:
     """Unique row indices and their summed gradient rows; checks the range."""
     idx = np.asarray(indices).astype(np.int64, copy=False).reshape(-1)
+    if idx.size:
+        # One sort gives the range check and, for the usual already-unique ids (the
+        # optimizer's graph sums duplicates first), the answer: np.unique's inverse
+        # (an argsort more) only when some repeat.
+        ordered = np.sort(idx)
+        if ordered[0] >= 0 and ordered[-1] < nrows and (ordered[1:] != ordered[:-1]).all():
+            return idx, np.asarray(grad).reshape((idx.size,) + np.shape(grad)[1:])
     bad = idx[(idx < 0) | (idx >= nrows)]
     if bad.size:
         raise errors.InvalidArgumentError(
