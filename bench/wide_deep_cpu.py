@@ -5,9 +5,9 @@ Runs examples/wide_deep.py (async, batch 256) as bench.wide_deep does and sample
 every task's process CPU time (`/proc/<pid>/stat` utime + stime, all threads) while
 the workers print their progress lines (every `--log_every` local steps). The steady
 window runs from the first sample after BOTH workers have printed a progress line
-(TF's second worker waits out a 30 s readiness poll first) to the last sample before
-either worker ends; each process's CPU in that window is divided by the global steps
-the job made in it. On a CPU-bound machine (2 cores, 4 processes) the job's
+(TF's second worker waits out a 30 s readiness poll first) to the first sample that
+saw the last progress line; each process's CPU in that window is divided by the
+global steps the job made in it. On a CPU-bound machine (2 cores, 4 processes) the job's
 throughput is inversely proportional to the sum, so this says which process to cut.
 
     .venv/bin/python -m bench.wide_deep_cpu [--steps 6000] [--rounds 1] [--only tensorweave]
@@ -39,41 +39,52 @@ def _cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
-def run_job(python: list[str], steps: int, log_every: int) -> dict[str, Any]:
-    """One async job; the steady window's CPU ms a global step for each task."""
+def run_job(python: list[str], steps: int, log_every: int, sync: bool = False
+            ) -> dict[str, Any]:
+    """One job; the steady window's CPU ms a global step for each task."""
     from tensorweave.testing.seed_job import SeedJob
     flags = [f"--train_steps={steps}", "--batch_size=256", f"--data_dir={tempfile.mkdtemp()}",
-             f"--checkpoint_dir={tempfile.mkdtemp()}", "--sync=false",
+             f"--checkpoint_dir={tempfile.mkdtemp()}", f"--sync={'true' if sync else 'false'}",
              f"--log_every={log_every}", "--save_checkpoint_steps=1000000"]
     env = {"PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_USE_LEGACY_KERAS": "1"}
     job = SeedJob(SCRIPT, ps=2, workers=2, extra=flags, env=env, python=python,
                   cwd=ROOT).start()
-    samples: list[tuple[float, dict[str, float | None], int, bool]] = []
     try:
-        while all(job.procs[w].poll() is None for w in ("worker0", "worker1")):
-            cpu = {t: _cpu_s(job.procs[t].pid) for t in TASKS}
-            logs = {w: job.output(w) for w in ("worker0", "worker1")}
-            seen = [PROGRESS.findall(logs[w]) for w in ("worker0", "worker1")]
-            both = all(seen)
-            done = any("done," in text for text in logs.values())
-            gstep = max((int(g) for s in seen for _, g in s), default=0)
-            samples.append((time.monotonic(), cpu, gstep, both and not done))
-            time.sleep(0.25)
-        for w in ("worker0", "worker1"):
-            job.procs[w].wait(600)
+        samples = sample(job)
     finally:
         job.stop()
-    return _window(samples)
+    return window(samples)
 
 
-def _window(samples: list[tuple[float, dict[str, float | None], int, bool]]) -> dict[str, Any]:
+def sample(job: Any, timeout: float = 600) -> list[tuple[float, dict[str, float | None], int,
+                                                           bool]]:
+    """Every task's CPU seconds, the latest global step printed and whether both
+    workers are in their steady state, every 0.25 s until both workers exit."""
+    samples: list[tuple[float, dict[str, float | None], int, bool]] = []
+    deadline = time.monotonic() + timeout
+    while any(job.procs[w].poll() is None for w in ("worker0", "worker1")) and \
+            time.monotonic() < deadline:
+        cpu = {t: _cpu_s(job.procs[t].pid) for t in TASKS}
+        logs = {w: job.output(w) for w in ("worker0", "worker1")}
+        seen = [PROGRESS.findall(logs[w]) for w in ("worker0", "worker1")]
+        done = any("done," in text for text in logs.values())
+        gstep = max((int(g) for s in seen for _, g in s), default=0)
+        samples.append((time.monotonic(), cpu, gstep, all(seen) and not done))
+        time.sleep(0.25)
+    return samples
+
+
+def window(samples: list[tuple[float, dict[str, float | None], int, bool]]) -> dict[str, Any]:
     """CPU ms a global step of each task between the first and last steady samples
     (the global step is the latest one printed, so the window's ends are one progress
     line's worth of steps coarse: use a long run)."""
     steady = [s for s in samples if s[3]]
     if len(steady) < 2:
         return {"ok": False}
-    (t0, c0, g0, _), (t1, c1, g1, _) = steady[0], steady[-1]
+    # It ends at the last progress line: after it come the final steps' end (the
+    # chief's eval and save), where CPU is spent and no global step made.
+    last = max(s[2] for s in steady)
+    (t0, c0, g0, _), (t1, c1, g1, _) = steady[0], next(s for s in steady if s[2] == last)
     if g1 <= g0:
         return {"ok": False}
     per_task = {t: 1000 * ((c1[t] or 0.0) - (c0[t] or 0.0)) / (g1 - g0) for t in TASKS}
