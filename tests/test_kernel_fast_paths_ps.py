@@ -110,3 +110,18 @@ def test_the_identity_memo_takes_only_frozen_arrays_and_checks_identity():
     copy = np.array([1, 0], np.int32)
     copy.flags.writeable = False
     assert slice_ops._cached_index(2, copy, end, strides, masks) == first
+
+
+def test_fingerprints_of_known_values_match_each_value_hashed():
+    from tensorweave.ops.lookup import fingerprint
+    values = np.array([[b"alpha", "beta"], [b"", "u17"]], dtype=object)
+    want = np.array([[fingerprint.fingerprint64(v) for v in row] for row in values],
+                    dtype=np.uint64)
+    fingerprint._CACHE.clear()
+    cold = fingerprint.fingerprints(values)   # misses: hashed one by one
+    warm = fingerprint.fingerprints(values)   # all known: the one-pass lookup
+    assert cold.dtype == warm.dtype == np.uint64 and warm.shape == (2, 2)
+    np.testing.assert_array_equal(cold, want)
+    np.testing.assert_array_equal(warm, want)
+    mixed = fingerprint.fingerprints(np.array(["beta", "new one"], dtype=object))
+    np.testing.assert_array_equal(mixed, [want[0, 1], fingerprint.fingerprint64("new one")])

@@ -70,6 +70,10 @@ def hash_buckets(values: np.ndarray, num_buckets: int) -> np.ndarray:
 
 def fingerprints(values: np.ndarray) -> np.ndarray:
     """Fingerprint64 of every string in `values`, as uint64, in the same shape."""
-    get = _CACHE.get
-    flat = [get(v) or _miss(v) for v in np.asarray(values, dtype=object).reshape(-1).tolist()]
-    return np.asarray(flat, dtype=np.uint64).reshape(np.shape(values))
+    flat = np.asarray(values, dtype=object).reshape(-1).tolist()
+    try:  # every value known (the usual batch): one C-level pass
+        out = np.fromiter(map(_CACHE.__getitem__, flat), np.uint64, len(flat))
+    except KeyError:
+        get = _CACHE.get
+        out = np.asarray([get(v) or _miss(v) for v in flat], dtype=np.uint64)
+    return out.reshape(np.shape(values))
