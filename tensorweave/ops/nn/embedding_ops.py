@@ -29,6 +29,7 @@ from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array import core_ops, index_ops
 from tensorweave.ops.math import clip_ops, math_ops
+from tensorweave.ops.nn import shard_ids_ops
 from tensorweave.ops.state.partitioned_variables import PartitionedVariable
 from tensorweave.ops.state.variables import Variable
 
@@ -226,11 +227,16 @@ def _sharded_lookup(g: Any, params: list[Any], ids: Tensor, strategy: str,
                     max_norm: float | None) -> Tensor:
     n = len(params)
     flat_ids = array_ops.reshape(ids, [-1])
-    positions = array_ops.range(array_ops.size(flat_ids))
-    shard, new_ids = _assign_shards(g, params, flat_ids, strategy)
-    shard = math_ops.cast(shard, _dt.int32)
-    shard_ids = dynamic_partition(new_ids, shard, n)
-    shard_positions = dynamic_partition(positions, shard, n)
+    total = _static_rows(params)
+    if strategy == "mod" or total is not None and total >= n:  # one op (shard_ids_ops)
+        shard_ids, shard_positions = shard_ids_ops.shard_ids(flat_ids, n, strategy,
+                                                             total or 0)
+    else:
+        positions = array_ops.range(array_ops.size(flat_ids))
+        shard, new_ids = _assign_shards(g, params, flat_ids, strategy)
+        shard = math_ops.cast(shard, _dt.int32)
+        shard_ids = dynamic_partition(new_ids, shard, n)
+        shard_positions = dynamic_partition(positions, shard, n)
     row_shape = _row_shape(params)  # checks the shards agree before building anything
     results = []
     for p in range(n):
@@ -280,12 +286,17 @@ def _assign_shards(g: Any, params: list[Any], flat_ids: Tensor,
     return shard, row
 
 
-def _total_rows(g: Any, params: list[Any], dt: _dt.DType) -> Tensor:
+def _static_rows(params: list[Any]) -> int | None:
+    """The shards' rows in all, when every shard's is known statically."""
     dims = [p.get_shape()[0] if p.get_shape().ndims else None for p in params]
-    dims = [getattr(d, "value", d) for d in dims]
-    known = [int(d) for d in dims if d is not None]
-    if len(known) == len(dims):
-        return _const(sum(known), dt)
+    known = [int(d) for d in (getattr(d, "value", d) for d in dims) if d is not None]
+    return sum(known) if len(known) == len(dims) else None
+
+
+def _total_rows(g: Any, params: list[Any], dt: _dt.DType) -> Tensor:
+    known = _static_rows(params)
+    if known is not None:
+        return _const(known, dt)
     sizes = []
     for p in params:
         with g.colocate_with(p):
