@@ -21,11 +21,12 @@ def test_ps_tasks_do_not_count_for_a_computing_task(local_jobs, job, expected):
 
 def test_shared_machine_splits_matmuls_over_cores_per_computing_task(monkeypatch):
     """Cores / sharing tasks become intra-op threads; config wins; the one computing
-    task of its machine keeps OpenBLAS's own threads."""
-    own = []
+    task of its machine chooses between OpenBLAS's threads and ours as it goes."""
+    own, adaptive = [], []
     monkeypatch.setattr(blas_threads, "use_own_threads", lambda n: own.append(n) or True)
+    monkeypatch.setattr(blas_threads, "use_adaptive", lambda n: adaptive.append(n) or True)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
-    assert limit_for_shared_machine(1) is None   # the one computing task: OpenBLAS's own
+    assert limit_for_shared_machine(1) == 8 and adaptive == [8]   # the one computing task
     assert limit_for_shared_machine(2) == 4
     assert limit_for_shared_machine(16) == 1             # never below one thread
     assert limit_for_shared_machine(2, intra_op_threads=3) == 3
@@ -76,4 +77,48 @@ def test_server_config_intra_op_threads_the_tf1_way(monkeypatch):
         assert server.blas_threads == 3 and intra_op.intra_op_threads() == 3
     finally:
         server.stop()
+        intra_op.set_intra_op_threads(before)
+
+
+def test_adaptive_matmuls_follow_the_faster_way_as_the_load_changes(monkeypatch):
+    """Per shape, the way timed faster lately runs; every 15th call the other one is
+    timed again, so when the load changes the choice follows within a few calls."""
+    import numpy as np
+
+    from tensorweave.runtime import intra_op
+    clock = [0.0]
+    cost = {"openblas": 10.0, "own": 1.0}          # a loaded machine: OpenBLAS collapses
+    ran, blas_to = [], []
+
+    def way(name, real):
+        def run(a, b, n):
+            ran.append(name)
+            clock[0] += cost[name]
+            return real(a, b, n)
+        return run
+    monkeypatch.setattr(intra_op.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(intra_op, "_blas_way", way("openblas", intra_op._blas_way))
+    monkeypatch.setattr(intra_op, "_split", way("own", intra_op._split))
+    monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: blas_to.append(n) or True)
+    monkeypatch.setattr(intra_op, "_costs", {})
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = intra_op.intra_op_threads()
+    try:
+        assert intra_op.use_adaptive(2)
+        a, b = np.ones((256, 128), np.float32), np.ones((128, 256), np.float32)
+        for _ in range(30):
+            np.testing.assert_array_equal(intra_op.matmul(a, b), a @ b)
+        assert ran[:2] == ["openblas", "own"]               # each timed once, then...
+        assert ran[2:].count("openblas") == 2               # ...only explored (call 15, 30)
+        assert intra_op.adaptive_choices() == {(256, 128, 256): "own"}
+        assert blas_to[0] == 2 and 1 in blas_to             # OpenBLAS on 1 thread for ours
+        cost.update(openblas=1.0, own=3.0)                  # the other jobs ended
+        del ran[:]
+        for _ in range(44):                                 # calls 31-74
+            intra_op.matmul(a, b)
+        assert ran[14] == "openblas" and ran[-10:] == ["openblas"] * 10  # from call 45 on
+        assert intra_op.adaptive_choices() == {(256, 128, 256): "openblas"}
+    finally:
+        intra_op._adaptive = False
         intra_op.set_intra_op_threads(before)

@@ -15,19 +15,21 @@ OpenBLAS on one thread and splits big matmuls over its own intra-op threads
 `intra_op_parallelism_threads` of its default ConfigProto when set. ps tasks
 apply updates (element-wise, no BLAS) and wait while a worker runs its matmuls,
 so they are not counted, and they get cores / (all local tasks) themselves.
-The only computing task of its machine (1 ps + 1 worker) keeps OpenBLAS's own
-threads: on an otherwise idle machine their spinning keeps the other core awake
-between matmuls, which our helpers, woken each time, do not (MLP-512 job on 2
-cores: 30.0-35.1k examples/s against 25.4-33.5k split); when other jobs load
-the machine that spinning costs 3-5x, and `intra_op_parallelism_threads` opts
-into ours. An explicit OPENBLAS_NUM_THREADS / OMP_NUM_THREADS, or a BLAS other
-than OpenBLAS, leaves everything as it is (`runtime/intra_op.py`).
+The only computing task of its machine (1 ps + 1 worker) chooses as it goes
+(`intra_op.use_adaptive`): on an otherwise idle machine OpenBLAS's spinning keeps
+the other core awake between matmuls, which our helpers, woken each time, do
+not (MLP-512 job on 2 cores: 30.0-35.1k examples/s against 25.4-33.5k split);
+when other jobs load the machine that spinning costs 3-30x (one such job ran at
+3.9k examples/s against 35k alone). Each matmul shape runs the way that was
+faster lately. `intra_op_parallelism_threads` fixes ours instead. An explicit
+OPENBLAS_NUM_THREADS / OMP_NUM_THREADS, or a BLAS other than OpenBLAS, leaves
+everything as it is (`runtime/intra_op.py`).
 """
 from __future__ import annotations
 
 import os
 
-from tensorweave.runtime.intra_op import use_own_threads
+from tensorweave.runtime.intra_op import use_adaptive, use_own_threads
 
 
 def tasks_sharing_blas(local_jobs: list[str], job: str) -> int:
@@ -49,7 +51,7 @@ def tasks_sharing_blas(local_jobs: list[str], job: str) -> int:
 
 def limit_for_shared_machine(sharing: int, intra_op_threads: int = 0) -> int | None:
     """Applies the policy above; returns this task's matmul threads, or None when
-    left alone (the only computing task of its machine keeps OpenBLAS's threads).
+    left alone.
 
     Args:
         sharing: `tasks_sharing_blas` for this task.
@@ -60,5 +62,6 @@ def limit_for_shared_machine(sharing: int, intra_op_threads: int = 0) -> int | N
     elif sharing > 1:
         n = max(1, (os.cpu_count() or 1) // sharing)
     else:
-        return None
+        n = os.cpu_count() or 1
+        return n if n > 1 and use_adaptive(n) else None
     return n if use_own_threads(n) else None

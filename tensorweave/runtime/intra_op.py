@@ -19,6 +19,13 @@ thread, not 10x worse; on an idle one it pays a helper's wake-up per matmul
 process, a local `tf.Session`'s `ConfigProto(intra_op_parallelism_threads=N)`
 for its own; in a process that sets neither, every matmul is NumPy's own call.
 
+Which is faster depends on the moment: on an idle VM OpenBLAS's awake threads
+win by the helper's wake-up, and when other jobs load the machine they lose
+3-30x. So the only computing task of a machine runs `adaptive`: for each matmul
+shape it keeps the recent time of both ways (an average that follows changes
+within a few calls), runs the faster, and every 15th call of a shape the other
+one, to notice when the machine's load changes.
+
 Example:
     >>> set_intra_op_threads(2)
     >>> out = matmul(a, b)      # the row blocks of a run on two threads
@@ -30,6 +37,7 @@ import logging
 import os
 import queue
 import threading
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -49,6 +57,12 @@ _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _helpers: list[threading.Thread] = []
 _helpers_lock = threading.Lock()
 STATS = {"split_calls": 0}   # how many matmuls were split (tests and benchmarks read it)
+_EXPLORE_EVERY = 15   # odd, so a step's alternating shapes take turns being explored
+_ALPHA = 0.5          # weight of a slower timing in a way's recent average
+_adaptive = False
+_costs: dict[tuple[int, int, int], list[Any]] = {}   # shape -> [OpenBLAS s, ours s, calls]
+_blas_now = 0         # the thread count OpenBLAS was last set to here (0: unknown)
+_setter: list[Any] = []   # the C function that sets it, once found
 
 
 def use_own_threads(n: int) -> bool:
@@ -58,10 +72,29 @@ def use_own_threads(n: int) -> bool:
     set (the user's choice wins) or NumPy's BLAS is not OpenBLAS (its own threading
     is left as it is).
     """
+    global _adaptive
     if any(os.environ.get(v) for v in _THREAD_ENV) or not set_blas_threads(1):
         return False
     set_intra_op_threads(n)
+    _adaptive = False
     return True
+
+
+def use_adaptive(n: int) -> bool:
+    """Big matmuls on OpenBLAS's `n` threads or split over `n` of ours, whichever is
+    faster now (see the module docstring); False, changing nothing, where
+    `use_own_threads` would be refused."""
+    global _adaptive
+    if any(os.environ.get(v) for v in _THREAD_ENV) or not set_blas_threads(n):
+        return False
+    set_intra_op_threads(n)
+    _adaptive = n > 1
+    return True
+
+
+def adaptive_choices() -> dict[tuple[int, int, int], str]:
+    """For each matmul shape seen in adaptive mode, the way it runs now."""
+    return {shape: "own" if _prefers_own(e) else "openblas" for shape, e in _costs.items()}
 
 
 def _openblas_libraries() -> list[str]:
@@ -78,15 +111,20 @@ def set_blas_threads(n: int) -> bool:
 
     OpenBLAS is reached through its C API (`openblas_set_num_threads`, under the
     names NumPy's bundled copy exports)."""
-    for path in _openblas_libraries():
-        lib = ctypes.CDLL(path)
-        for name in _SETTERS:
-            setter = getattr(lib, name, None)
-            if setter is not None:
-                setter(ctypes.c_int(n))
-                log.debug("BLAS threads set to %d (%s in %s)", n, name, path)
-                return True
-    return False
+    global _blas_now
+    if not _setter:
+        for path in _openblas_libraries():
+            lib = ctypes.CDLL(path)
+            found = [getattr(lib, name) for name in _SETTERS if hasattr(lib, name)]
+            if found:
+                _setter.append(found[0])
+                log.debug("OpenBLAS's thread setter: %s in %s", found[0].__name__, path)
+                break
+    if not _setter:
+        return False
+    _setter[0](ctypes.c_int(n))
+    _blas_now = n
+    return True
 
 
 def set_intra_op_threads(n: int) -> None:
@@ -171,6 +209,50 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     rows, inner, cols = a.shape[0], a.shape[1], b.shape[1]
     if rows * inner * cols < SPLIT_MIN_MACS:
         return np.matmul(a, b)
+    if _adaptive:
+        return _faster_way(a, b, (rows, inner, cols), n)
+    return _split(a, b, n)
+
+
+def _prefers_own(entry: list[Any]) -> bool:
+    blas, own = entry[0], entry[1]
+    return blas is not None and (own is None or own < blas)
+
+
+def _faster_way(a: np.ndarray, b: np.ndarray, shape: tuple[int, int, int], n: int
+                ) -> np.ndarray:
+    """Runs the matmul the way that was faster lately for its shape, or, every
+    `_EXPLORE_EVERY`th call, the other way; times it either way."""
+    entry = _costs.get(shape)
+    if entry is None:
+        if len(_costs) > 1000:
+            _costs.clear()
+        entry = _costs[shape] = [None, None, 0]
+    entry[2] += 1
+    own = _prefers_own(entry)
+    if entry[2] % _EXPLORE_EVERY == 0 and entry[1] is not None:
+        own = not own
+    threads = 1 if own else n
+    if _blas_now != threads:
+        set_blas_threads(threads)
+    start = time.perf_counter()
+    out = _split(a, b, n) if own else _blas_way(a, b, n)
+    took = time.perf_counter() - start
+    k = 1 if own else 0
+    # A faster time is believed at once (an explored way that got faster takes over
+    # the next call); a slower one moves the average halfway (one late wake-up does
+    # not flip the choice, a loaded machine does within a call or two).
+    last = entry[k]
+    entry[k] = took if last is None or took < last else last + _ALPHA * (took - last)
+    return out
+
+
+def _blas_way(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    return np.matmul(a, b)   # on OpenBLAS's n threads, set by the caller
+
+
+def _split(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    rows, cols = a.shape[0], b.shape[1]
     out = np.empty((rows, cols), a.dtype)
     if rows >= n * _MIN_BLOCK:
         cuts = _cuts(rows, n)
