@@ -37,6 +37,8 @@ import socket
 import struct
 import time
 
+import numpy as np
+
 __all__ = ["HELLO", "MIN_BYTES", "Ring", "accept", "offer", "offered"]
 
 HELLO = b"TWSHM\x00\x01"           # + <Q> capacity; the memfd rides along when > 0
@@ -61,6 +63,9 @@ class Ring:
         self._map = mapping  # unmapped when the ring is collected, never under a reader
         self._view = memoryview(mapping)
         self._freed = self._view[:8].cast("Q")
+        # Copies go through NumPy, which lets go of the GIL while it copies: a reader
+        # thread copying 1.6 MB out must not hold up the thread that runs the step.
+        self._bytes = np.frombuffer(mapping, np.uint8, capacity, _HEAD)
         self._head = 0  # the writer's running count of bytes handed out
         self._floor = 0  # where the writer last found the ring empty: all before is free
 
@@ -99,7 +104,7 @@ class Ring:
         # they must have been read (or never written: before the floor).
         if at + size - max(freed, self._floor) > self.capacity:
             return None
-        self._view[_HEAD + offset:_HEAD + offset + n] = payload
+        np.copyto(self._bytes[offset:offset + n], np.frombuffer(payload, np.uint8))
         self._head = at + size
         return at
 
@@ -114,7 +119,7 @@ class Ring:
         if at < 0 or offset + n > self.capacity:
             raise ValueError(f"a frame points at {n} bytes at ring position {at}, outside "
                              f"the {self.capacity}-byte ring")
-        dest[:] = self._view[_HEAD + offset:_HEAD + offset + n]
+        np.copyto(np.frombuffer(dest, np.uint8), self._bytes[offset:offset + n])
         self._freed[0] = at + -(-n // _ALIGN) * _ALIGN
 
 
