@@ -1,7 +1,8 @@
 """GatherV2's sparse gradient reads the shape of a row from the incoming gradient when
 the rank of the indices is known (index_ops._row_shape), instead of from the params'
-Shape: on a ps variable that Shape would cross to the worker every step. Checked
-against the general path (indices of unknown rank) and on a 2-ps cluster."""
+Shape: on a ps variable that Shape would cross to the worker every step; a vector
+of indices needs no reshape at all (the "vector" case). Checked against the general
+path (indices of unknown rank) and on a 2-ps cluster."""
 import numpy as np
 import pytest
 

@@ -100,6 +100,10 @@ def _(op: Operation, grad: Any) -> Any:
     if axis is not None and (axis == 0 or (params.shape.ndims is not None and
                                            axis == -params.shape.ndims)):
         # Sparse gradient: one row of `values` per gathered index.
+        if indices.shape.ndims == 1 and isinstance(grad, Tensor):
+            # A vector of ids (every sharded lookup's): grad already holds one row
+            # per id, so neither needs a reshape (7 ops a shard of a lookup).
+            return [IndexedSlices(grad, indices, pshape), None, None]
         rest = _row_shape(grad, indices, pshape)
         values_shape = concat([expand_dims(size(indices), 0), rest], 0)
         values = reshape(grad, values_shape)
