@@ -48,20 +48,43 @@ def _(ids: Tensor, *, num_shards: int, strategy: str, total_rows: int) -> Any:
 def _(ids: Any, *, num_shards: int, strategy: str, total_rows: int) -> Any:
     ids = np.asarray(ids).reshape(-1)
     n = int(num_shards)
+    checked = None  # set where every id is known to be in some shard
     if strategy == "mod":
         shard, row = ids % n, ids // n
-    else:  # the single ops' arithmetic, in the ids' dtype
+    elif ids.size and 0 <= ids.min() and ids.max() < total_rows:
+        # Every id in some shard: the shard whose range holds it (the arithmetic
+        # below gives the same for these ids, in more passes).
+        starts = checked = _starts(n, total_rows)
+        shard = np.searchsorted(starts[1:], ids, side="right")
+        row = (ids - starts[shard]).astype(ids.dtype, copy=False)
+    else:  # the single ops' arithmetic, in the ids' dtype (and their errors)
         per, extras = total_rows // n, total_rows % n
         shard = np.maximum(ids // (per + 1), (ids - extras) // per)
         row = np.where(shard < extras, ids % (per + 1), (ids - extras) % per)
     shard = shard.astype(np.int32)  # as the Cast before DynamicPartition
-    if shard.size and (shard.min() < 0 or shard.max() >= n):
+    if checked is None and shard.size and (shard.min() < 0 or shard.max() >= n):
         bad = shard[(shard < 0) | (shard >= n)][0]
         raise errors.InvalidArgumentError(None, None, f"dynamic_partition: partitions "
                                           f"contains {bad}, which is not in [0, {n})")
     positions = np.arange(ids.size, dtype=np.int32)
     masks = [shard == p for p in range(n)]
     return [row[m] for m in masks] + [positions[m] for m in masks]
+
+
+_STARTS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _starts(n: int, total_rows: int) -> np.ndarray:
+    """The first id of each shard under "div" (the first total % n shards one longer)."""
+    starts = _STARTS.get((n, total_rows))
+    if starts is None:
+        per, extras = divmod(total_rows, n)
+        sizes = [per + 1] * extras + [per] * (n - extras)
+        starts = np.cumsum([0] + sizes[:-1]).astype(np.int64)
+        if len(_STARTS) > 1024:
+            _STARTS.clear()
+        _STARTS[(n, total_rows)] = starts
+    return starts
 
 
 shard_ids_op.no_gradient()  # integer ids and positions
