@@ -29,9 +29,7 @@ def _bytes(n, seed):
 
 
 def _take(inbox, at, n):
-    dest = np.empty(n, np.uint8)
-    inbox.take(at, memoryview(dest))
-    return dest
+    return np.array(inbox.lend(at, n))  # a copy: the lent bytes are free again at once
 
 
 def test_ring_round_trips_across_many_laps():
@@ -73,12 +71,29 @@ def test_an_emptied_ring_starts_over_at_the_front():
         _take(inbox, at, data.size)
 
 
+def test_lent_bytes_are_freed_in_ring_order_when_their_arrays_die():
+    out, inbox, _ = _rings()
+    at_a = out.put(memoryview(_bytes(300_000, 1)))
+    at_b = out.put(memoryview(_bytes(300_000, 2)))
+    a = inbox.lend(at_a, 300_000)
+    b = inbox.lend(at_b, 300_000).view(np.float32)[10:]  # a view keeps it lent too
+    np.testing.assert_array_equal(a, _bytes(300_000, 1))
+    assert out.put(memoryview(_bytes(500_000, 3))) is None   # 600 KB of 1 MiB taken
+    del b
+    assert out.put(memoryview(_bytes(500_000, 3))) is None   # b's bytes wait behind a's
+    a[:] = 0                                                 # writable, like a kernel's input
+    del a
+    assert out.put(memoryview(_bytes(500_000, 3))) is not None
+
+
 def test_take_outside_the_ring_names_the_position():
     _, inbox, _ = _rings()
     with pytest.raises(ValueError, match="ring position 1048000"):
         _take(inbox, 1_048_000, 4096)
     with pytest.raises(ValueError, match="ring position -64"):
         _take(inbox, -64, 16)
+    with pytest.raises(ValueError, match="ring position 1048000"):
+        inbox.lend(1_048_000, 4096)
 
 
 def test_no_ring_when_the_capacity_is_zero():
@@ -139,8 +154,13 @@ def test_frame_mixing_ring_and_in_frame_payloads_round_trips():
     ring = 400_000 + 512 * 256 * 4
     assert framing.STATS["ring_bytes_out"] - before["ring_bytes_out"] == ring
     assert framing.STATS["ring_bytes_in"] - before["ring_bytes_in"] == ring
-    out[1][0, 0] = -1.0  # the reader's own, writable copy: the ring's bytes are free again
-    assert send.out_ring.put(memoryview(np.zeros(CAP // 2, np.uint8))) is not None
+    # The ring's tensors are writable views of the ring itself (no copy), whose bytes
+    # stay taken while anything refers to them, and are free once nothing does.
+    out[1][0, 0] = -1.0
+    half = memoryview(np.zeros(CAP // 2, np.uint8))
+    assert send.out_ring.put(half) is None
+    del out, got, received
+    assert send.out_ring.put(half) is not None
 
 
 def test_a_writer_never_waits_for_a_slow_reader():

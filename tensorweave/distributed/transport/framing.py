@@ -155,17 +155,25 @@ class Conn:
         return tensors
 
     def _read_one(self, header: Any) -> Any:
-        asm = codec.TensorAssembler(header)
         if header.shared:
-            if self.in_ring is None:
-                raise ValueError("a frame points into a shared-memory ring this connection "
-                                 "does not have")
-            self.in_ring.take(header.shared_at, asm.buffer)
-            STATS["ring_bytes_in"] += header.nbytes
-        else:
-            self._fill(asm.buffer)
+            return self._read_ring(header)
+        asm = codec.TensorAssembler(header)
+        self._fill(asm.buffer)
         asm.filled = asm.nbytes
         return asm.finish()
+
+    def _read_ring(self, header: Any) -> Any:
+        """A tensor the peer put in its ring: an array over the ring's own bytes (freed
+        when the array dies), or a copy when its type cannot be viewed there."""
+        if self.in_ring is None:
+            raise ValueError("a frame points into a shared-memory ring this connection "
+                             "does not have")
+        STATS["ring_bytes_in"] += header.nbytes
+        lease = self.in_ring.lend(header.shared_at, header.nbytes)
+        t = codec.view_in(lease, 0, header)  # type: ignore[arg-type]
+        if t is None:  # not a numeric type: decoded from the bytes (which are then freed)
+            t = codec.decode(header, [lease.data])
+        return t
 
     def _exactly(self, n: int) -> bytes:
         data = self._rfile.read(n)

@@ -7,15 +7,17 @@ once (on a 2-core machine that also runs a spinning BLAS thread, that is most
 of the ~0.3 ms such a tensor took). Here each direction of a link has a ring
 in a memfd that both processes map: the sender copies a big tensor into its
 ring and the frame carries only where (`TensorHeader.shared_at`); the reader
-copies it out into a pooled buffer and marks the bytes free. Two memcpys, no
-kernel buffers, and the reader needs the CPU only once the frame's head came.
+hands the op that receives it an array over the ring's own bytes, freed when
+that array (and every view of it) dies. One memcpy, no kernel buffers, and the
+reader needs the CPU only once the frame's head came.
 
 The ring is single-producer (the connection's writer, under its lock) and
-single-consumer (the connection's one reader thread), consumed in frame order:
-the only shared state is the reader's running count of freed bytes, one aligned
-8-byte word at the start of the mapping (x86-64 and AArch64 store it whole).
-A tensor that does not fit now (ring full, or over half of it) goes in the
-frame as before, so a slow reader never makes the writer wait.
+single-consumer (the connection's one reader thread): the only shared state is
+the reader's running count of freed bytes, one aligned 8-byte word at the start
+of the mapping (x86-64 and AArch64 store it whole), which moves over what was
+freed in ring order (an array still alive holds back the bytes after it). A
+tensor that does not fit now (ring full, over half of it, or held by arrays
+someone keeps) goes in the frame as before, so the writer never waits.
 
 The memfd travels once per connection, with SCM_RIGHTS, in `offer`/`accept`
 right after the link's handshake; TENSORWEAVE_SHM_RING_MB (default 16; 0: off)
@@ -26,16 +28,19 @@ Example:
     >>> out = offer(a, 1 << 20)                  # the writer's side
     >>> inbox = accept(b)                        # the reader's side, same memory
     >>> at = out.put(memoryview(b"x" * 100_000))
-    >>> dest = bytearray(100_000)
-    >>> inbox.take(at, memoryview(dest))
+    >>> got = inbox.lend(at, 100_000)           # the ring's bytes, until `got` dies
 """
 from __future__ import annotations
 
+import collections
 import mmap
 import os
 import socket
 import struct
+import threading
 import time
+import weakref
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +56,7 @@ MIN_BYTES = 128 << 10
 
 
 class Ring:
-    """One direction's ring: `put` on the writing side, `take` on the reading side.
+    """One direction's ring: `put` on the writing side, `lend` on the reading side.
 
     Args:
         mapping: the memfd mapped whole (`mapped`); the ring lives as long as it.
@@ -68,6 +73,10 @@ class Ring:
         self._bytes = np.frombuffer(mapping, np.uint8, capacity, _HEAD)
         self._head = 0  # the writer's running count of bytes handed out
         self._floor = 0  # where the writer last found the ring empty: all before is free
+        # The reader's side: what it handed out, in ring order, [position, end, done];
+        # the freed count advances over the done ones at the front.
+        self._out: collections.deque[list[Any]] = collections.deque()
+        self._out_lock = threading.Lock()
 
     @classmethod
     def mapped(cls, fd: int, capacity: int) -> "Ring":
@@ -108,19 +117,38 @@ class Ring:
         self._head = at + size
         return at
 
-    def take(self, at: int, dest: memoryview) -> None:
-        """Copies the payload `put` placed at `at` into `dest` and frees its bytes.
+    def lend(self, at: int, n: int) -> np.ndarray:
+        """The `n` bytes `put` placed at `at`, as a writable uint8 array over the ring
+        itself (no copy). They are freed when that array and every view made from it
+        are gone (NumPy's views keep it as their base); until then the writer places
+        around them, or in frames once the ring is full.
 
         Raises:
             ValueError: if the position lies outside what the ring can hold.
         """
-        n = dest.nbytes
+        entry = self._hand_out(at, n)
+        offset = at % self.capacity
+        lease = np.frombuffer(self._view[_HEAD + offset:_HEAD + offset + n], np.uint8)
+        weakref.finalize(lease, self._done, entry).atexit = False
+        return lease
+
+    def _hand_out(self, at: int, n: int) -> list[Any]:
         offset = at % self.capacity
         if at < 0 or offset + n > self.capacity:
             raise ValueError(f"a frame points at {n} bytes at ring position {at}, outside "
                              f"the {self.capacity}-byte ring")
-        np.copyto(np.frombuffer(dest, np.uint8), self._bytes[offset:offset + n])
-        self._freed[0] = at + -(-n // _ALIGN) * _ALIGN
+        entry = [at, at + -(-n // _ALIGN) * _ALIGN, False]
+        with self._out_lock:
+            self._out.append(entry)
+        return entry
+
+    def _done(self, entry: list[Any]) -> None:
+        # Runs in the reader's thread or wherever the last view of a lent array died.
+        with self._out_lock:
+            entry[2] = True
+            out = self._out
+            while out and out[0][2]:
+                self._freed[0] = out.popleft()[1]
 
 
 def offer(sock: socket.socket, capacity: int) -> Ring | None:
