@@ -125,9 +125,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--models", default=",".join(MODELS))
     args = parser.parse_args(argv)
-    # The worker is the only computing task (the ps is not counted), so its server keeps
-    # OpenBLAS's own threads (distributed/blas_threads.py), as the local run does: the
-    # same arithmetic on the same threads.
+    # The worker is the only computing task (the ps is not counted), so its server picks,
+    # per matmul shape, OpenBLAS's own threads or tensorweave's, whichever is faster now
+    # (distributed/blas_threads.py); the local run stays on OpenBLAS's threads.
     print(f"{'model':10s} {'local':>8s} {'1ps+1w':>8s} {'compute':>8s} {'transfer':>9s} "
           f"{'waiting':>8s} {'frames':>7s} {'KiB/step':>9s} {'cpu:local':>10s} "
           f"{'worker':>7s} {'ps':>6s}   (ms per step)")
