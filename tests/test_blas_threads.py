@@ -101,6 +101,7 @@ def test_adaptive_matmuls_follow_the_faster_way_as_the_load_changes(monkeypatch)
     monkeypatch.setattr(intra_op, "_split", way("own", intra_op._split))
     monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: blas_to.append(n) or True)
     monkeypatch.setattr(intra_op, "_costs", {})
+    monkeypatch.setattr(intra_op, "_adaptive", False)   # restored after the test
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     before = intra_op.intra_op_threads()
@@ -120,5 +121,4 @@ def test_adaptive_matmuls_follow_the_faster_way_as_the_load_changes(monkeypatch)
         assert ran[14] == "openblas" and ran[-10:] == ["openblas"] * 10  # from call 45 on
         assert intra_op.adaptive_choices() == {(256, 128, 256): "openblas"}
     finally:
-        intra_op._adaptive = False
         intra_op.set_intra_op_threads(before)

@@ -11,7 +11,10 @@ from tensorweave.runtime import intra_op
 
 
 @pytest.fixture
-def two_threads():
+def two_threads(monkeypatch):
+    # Fixed splitting, even where an in-process Server of an earlier test turned this
+    # process adaptive (distributed/blas_threads.py).
+    monkeypatch.setattr(intra_op, "_adaptive", False)
     before = intra_op.intra_op_threads()
     intra_op.set_intra_op_threads(2)
     yield
@@ -52,7 +55,8 @@ def test_small_int_and_batched_products_are_numpys_own(two_threads):
     assert _split_calls() == before
 
 
-def test_one_thread_never_splits():
+def test_one_thread_never_splits(monkeypatch):
+    monkeypatch.setattr(intra_op, "_adaptive", False)
     assert intra_op.intra_op_threads() >= 1
     before_threads = intra_op.intra_op_threads()
     intra_op.set_intra_op_threads(1)
@@ -142,6 +146,7 @@ def test_local_session_config_intra_op_threads_splits_big_matmuls(monkeypatch):
     set it: big matmuls split over N threads of ours, OpenBLAS on one."""
     blas_to = []
     monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: blas_to.append(n) or True)
+    monkeypatch.setattr(intra_op, "_adaptive", False)   # restored after the test
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     before_threads = intra_op.intra_op_threads()
