@@ -14,7 +14,6 @@ import collections
 import functools
 import itertools
 import queue
-import re
 import time
 from typing import Any, Callable
 
@@ -23,14 +22,13 @@ from tensorweave.framework.op_def import ASYNC, CONTEXT
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.runtime.blocks import BlockPlan, fusable_reads, send_key, send_variable
 from tensorweave.runtime.inline import NOTHING, call_expr, inline_expr, inline_how
+from tensorweave.runtime.node_errors import node_error
 from tensorweave.runtime.plan import prune
 from tensorweave.runtime.resource_mgr import DeviceContext
 from tensorweave.runtime.step import StepState
 from tensorweave.runtime.step_stats import now
 
 _plan_ids = itertools.count()
-_ARG_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError,
-               FloatingPointError, OverflowError, AssertionError)
 
 
 class OpContext:
@@ -77,45 +75,6 @@ class FunctionLibrary:
             ex = Executor(func_graph.inputs, func_graph.outputs, sinks, self)
             self._funcs[id(func_graph)] = ex
         return ex.run(inputs, step)
-
-
-def node_error(op: Operation, exc: BaseException) -> errors.OpError:
-    """Re-raises a kernel failure as a tf.errors class naming node, op, device, site."""
-    if isinstance(exc, errors.OpError) and "[[node " in exc.message:
-        return exc  # already attributed (e.g. inside a function body)
-    where = (f"[[node {op.name} (op {op.type}) on device {op.device or '<local>'}, "
-             f"created at {op.traceback}]]")
-    if isinstance(exc, errors.OpError):
-        cls: type = type(exc)
-        msg = exc.message
-    elif isinstance(exc, MemoryError):
-        cls, msg = errors.ResourceExhaustedError, f"Out of memory: {exc}"
-    elif isinstance(exc, _ARG_ERRORS):
-        cls, msg = errors.InvalidArgumentError, _in_tf_terms(exc)
-    else:
-        cls, msg = errors.InternalError, f"{type(exc).__name__}: {exc}"
-    err = cls(None, exc.op if isinstance(exc, errors.OpError) and exc.op is not None else op,
-              f"{msg}\n\t {where}")
-    err.__cause__ = exc
-    return err
-
-
-# numpy's text for element-wise operands that do not broadcast, e.g. "operands could
-# not be broadcast together with shapes (2,3) (4,) ".
-_NUMPY_BROADCAST = re.compile(r"operands could not be broadcast together with shapes "
-                              r"\(([\d,\s]*)\)\s+\(([\d,\s]*)\)\s*$")
-
-
-def _in_tf_terms(exc: BaseException) -> str:
-    """A kernel's Python error as TF would word it where we know TF's words (shape
-    mismatches of broadcasting ops), else its own type and text."""
-    text = str(exc)
-    m = _NUMPY_BROADCAST.search(text)
-    if m:
-        dims = ["[" + ",".join(d for d in g.replace(" ", "").split(",") if d) + "]"
-                for g in m.groups()]
-        return f"Incompatible shapes: {dims[0]} vs. {dims[1]}"
-    return f"{type(exc).__name__}: {text}"
 
 
 def _deref(resource: Any) -> Any:

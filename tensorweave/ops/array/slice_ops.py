@@ -11,7 +11,7 @@ Example:
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
 from tensorweave.ops.array.array_util import _create, _fold_if_known, _int_tensor
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.array_util import shape_from_tensor
+from tensorweave.ops.array import slice_specs
 
 _pyslice = builtins.slice  # this module defines tf's `slice`
 _pyslice_type = builtins.slice
@@ -79,58 +80,20 @@ def _slice_index(shape_: tuple[int, ...], begin: Any, sz: Any) -> tuple[builtins
     return tuple(_pyslice(bi, bi + n) for bi, n in zip(b, ends))
 
 
-# Index specs a kernel works out from its (constant) bounds: a graph slices with the
-# same few every step (shape[0], shape[1:], ...), so each is worked out once.
-_SPECS: dict[tuple[Any, ...], tuple] = {}
-_SPECS_MAX = 4096
-
-
-def _spec_key(*arrays: np.ndarray) -> tuple[Any, ...]:
-    return tuple(x for a in arrays for x in (a.dtype.char, a.shape, a.tobytes()))
-
-
-def _memo_spec(key: tuple[Any, ...], compute: Callable[[], tuple]) -> tuple:
-    idx = _SPECS.get(key)
-    if idx is None:
-        idx = compute()
-        if len(_SPECS) >= _SPECS_MAX:
-            _SPECS.clear()
-        _SPECS[key] = idx
-    return idx
-
-
-# Constant bounds are the same array objects every step (a compiled plan's baked Const
-# values: read-only and owning their data, which nothing makes writeable again): their
-# spec is found by identity, without hashing their bytes. An entry holds its arrays, so
-# that their ids are not reused while it lives; only frozen arrays are entered.
-_BY_ID: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-
-
-def _frozen(a: Any) -> bool:
-    return type(a) is np.ndarray and not a.flags.writeable and a.base is None
-
-
-def _remember(key: tuple[Any, ...], arrays: tuple[Any, ...], idx: tuple) -> tuple:
-    if all(_frozen(a) for a in arrays):
-        if len(_BY_ID) >= _SPECS_MAX:
-            _BY_ID.clear()
-        _BY_ID[key] = (*arrays, idx)
-    return idx
-
-
 @slice_op.kernel("CPU")
 def _(x: Any, begin: Any, sz: Any) -> Any:
     x = np.asarray(x)
     key = (x.shape, id(begin), id(sz))
-    hit = _BY_ID.get(key)
+    hit = slice_specs.BY_ID.get(key)
     if hit is not None and hit[0] is begin and hit[1] is sz:
         return x[hit[2]]
-    return x[_remember(key, (begin, sz), _slice_spec(x.shape, np.asarray(begin),
+    return x[slice_specs.remember(key, (begin, sz), _slice_spec(x.shape, np.asarray(begin),
                                                      np.asarray(sz)))]
 
 
 def _slice_spec(shape_: tuple, b: np.ndarray, s: np.ndarray) -> tuple:
-    return _memo_spec(("Slice", shape_) + _spec_key(b, s), lambda: _slice_index(shape_, b, s))
+    return slice_specs.memo_spec(("Slice", shape_) + slice_specs.spec_key(b, s),
+                                 lambda: _slice_index(shape_, b, s))
 
 
 slice_grad_op = define_op("SliceGrad", inputs=("input_shape", "begin", "grad"))
@@ -302,18 +265,18 @@ def _np_index(x_ndim: int, begin: Any, end: Any, strides: Any, masks: dict[str, 
 def _cached_index(x_ndim: int, begin: Any, end: Any, strides: Any,
                   masks: dict[str, int]) -> tuple:
     key = (x_ndim, id(begin), id(end), id(strides), *masks.items())
-    hit = _BY_ID.get(key)
+    hit = slice_specs.BY_ID.get(key)
     if hit is not None and hit[0] is begin and hit[1] is end and hit[2] is strides:
         return hit[3]
-    return _remember(key, (begin, end, strides),
+    return slice_specs.remember(key, (begin, end, strides),
                      _index_by_value(x_ndim, begin, end, strides, masks))
 
 
 def _index_by_value(x_ndim: int, begin: Any, end: Any, strides: Any,
                     masks: dict[str, int]) -> tuple:
     b, e, s = np.asarray(begin), np.asarray(end), np.asarray(strides)
-    key = ("StridedSlice", x_ndim, *(masks[k] for k in _MASKS)) + _spec_key(b, e, s)
-    return _memo_spec(key, lambda: _np_index(x_ndim, b, e, s, masks))
+    key = ("StridedSlice", x_ndim, *(masks[k] for k in _MASKS)) + slice_specs.spec_key(b, e, s)
+    return slice_specs.memo_spec(key, lambda: _np_index(x_ndim, b, e, s, masks))
 
 
 @strided_slice_op.kernel("CPU")
