@@ -51,7 +51,7 @@ def _(params: Any, indices: Any, axis: Any) -> Any:
     a = kernel_int(axis)
     if not indices.size or indices.min() >= 0:
         try:  # np.take checks the upper bound itself (one reduction fewer)
-            return np.take(params, indices, axis=a)
+            return params.take(indices, axis=a)  # the method: np.take's wrapper costs ~0.6 us
         except IndexError:
             if not -params.ndim <= a < params.ndim:
                 raise

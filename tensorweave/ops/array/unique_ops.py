@@ -49,17 +49,17 @@ def _(x: Any, *, out_idx: Any) -> Any:
 
 def _unique_sorted(x: np.ndarray, idx_dtype: Any) -> tuple[np.ndarray, np.ndarray]:
     """Unique of a non-empty integer vector, in order of first appearance."""
-    order = np.argsort(x, kind="stable")
+    order = x.argsort(kind="stable")  # methods, not np.* wrappers: ~0.5 us a call less
     ordered = x[order]
     new = np.empty(x.size, bool)  # where a distinct value starts in sorted order
     new[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
     firsts = order[new]  # first appearance of each distinct value (stable sort)
-    by_first = np.argsort(firsts)
+    by_first = firsts.argsort()
     rank = np.empty(by_first.size, np.int64)
     rank[by_first] = np.arange(by_first.size)
     idx = np.empty(x.size, idx_dtype)
-    idx[order] = rank[np.cumsum(new) - 1]
+    idx[order] = rank[new.cumsum() - 1]
     return x[firsts[by_first]], idx
 
 

@@ -65,7 +65,7 @@ def _features(idx: Any, vals: Any, batch: int, which: int) -> tuple[Any, Any, An
         feats = fingerprints(vals)
     else:
         feats = vals.astype(np.int64).view(np.uint64)
-    order = np.argsort(rows, kind="stable")
+    order = rows.argsort(kind="stable")
     counts = np.bincount(rows, minlength=batch).astype(np.int64)
     return feats[order], counts, np.cumsum(counts) - counts
 

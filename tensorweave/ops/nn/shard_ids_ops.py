@@ -55,7 +55,7 @@ def _(ids: Any, *, num_shards: int, strategy: str, total_rows: int) -> Any:
         # Every id in some shard: the shard whose range holds it (the arithmetic
         # below gives the same for these ids, in more passes).
         starts = checked = _starts(n, total_rows)
-        shard = np.searchsorted(starts[1:], ids, side="right")
+        shard = starts[1:].searchsorted(ids, side="right")
         row = (ids - starts[shard]).astype(ids.dtype, copy=False)
     else:  # the single ops' arithmetic, in the ids' dtype (and their errors)
         per, extras = total_rows // n, total_rows % n
