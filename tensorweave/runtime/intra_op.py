@@ -23,8 +23,8 @@ Which is faster depends on the moment: on an idle VM OpenBLAS's awake threads
 win by the helper's wake-up, and when other jobs load the machine they lose
 3-30x. So the only computing task of a machine runs `adaptive`: for each matmul
 shape it keeps the recent time of both ways (an average that follows changes
-within a few calls), runs the faster, and every 15th call of a shape the other
-one, to notice when the machine's load changes.
+within a few calls), runs the faster, and now and then the other one (every
+15th call, rarer the worse it was), to notice when the machine's load changes.
 
 Example:
     >>> set_intra_op_threads(2)
@@ -57,10 +57,11 @@ _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _helpers: list[threading.Thread] = []
 _helpers_lock = threading.Lock()
 STATS = {"split_calls": 0}   # how many matmuls were split (tests and benchmarks read it)
-_EXPLORE_EVERY = 15   # odd, so a step's alternating shapes take turns being explored
+_EXPLORE_EVERY = 15   # calls of a shape between tries of the other way, when as fast
 _ALPHA = 0.5          # weight of a slower timing in a way's recent average
 _adaptive = False
-_costs: dict[tuple[int, int, int], list[Any]] = {}   # shape -> [OpenBLAS s, ours s, calls]
+# shape -> [OpenBLAS seconds, ours, calls, the call that next tries the other way]
+_costs: dict[tuple[int, int, int], list[Any]] = {}
 _blas_now = 0         # the thread count OpenBLAS was last set to here (0: unknown)
 _setter: list[Any] = []   # the C function that sets it, once found
 
@@ -221,16 +222,17 @@ def _prefers_own(entry: list[Any]) -> bool:
 
 def _faster_way(a: np.ndarray, b: np.ndarray, shape: tuple[int, int, int], n: int
                 ) -> np.ndarray:
-    """Runs the matmul the way that was faster lately for its shape, or, every
-    `_EXPLORE_EVERY`th call, the other way; times it either way."""
+    """Runs the matmul the way that was faster lately for its shape, or, when due, the
+    other way (to notice a change of load); times it either way."""
     entry = _costs.get(shape)
     if entry is None:
         if len(_costs) > 1000:
             _costs.clear()
-        entry = _costs[shape] = [None, None, 0]
+        entry = _costs[shape] = [None, None, 0, _EXPLORE_EVERY]
     entry[2] += 1
     own = _prefers_own(entry)
-    if entry[2] % _EXPLORE_EVERY == 0 and entry[1] is not None:
+    explore = entry[1] is not None and entry[2] >= entry[3]
+    if explore:
         own = not own
     threads = 1 if own else n
     if _blas_now != threads:
@@ -244,6 +246,12 @@ def _faster_way(a: np.ndarray, b: np.ndarray, shape: tuple[int, int, int], n: in
     # not flip the choice, a loaded machine does within a call or two).
     last = entry[k]
     entry[k] = took if last is None or took < last else last + _ALPHA * (took - last)
+    if explore:
+        # The worse the other way was, the rarer it is tried: a collapsed OpenBLAS
+        # matmul costs 10-30x, so trying it every 15th call would cost more than the
+        # choice saves. At most every 15 x 64 calls.
+        ratio = min(max(entry[0] / entry[1], entry[1] / entry[0]), 64.0)
+        entry[3] = entry[2] + int(_EXPLORE_EVERY * ratio)
     return out
 
 
