@@ -102,6 +102,15 @@ def test_no_ring_when_the_capacity_is_zero():
     assert shm.offered(b) and shm.accept(b) is None
 
 
+def test_no_ring_where_the_system_gives_no_memfd(monkeypatch):
+    def refuse(*args):
+        raise OSError(38, "Function not implemented")
+    monkeypatch.setattr(os, "memfd_create", refuse)
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    assert shm.offer(a, CAP) is None
+    assert shm.offered(b) and shm.accept(b) is None
+
+
 def test_a_frame_is_not_a_hello():
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     a.sendall(HEAD.pack(PUSH, 0, 0, 1, 0))

@@ -154,21 +154,24 @@ class Ring:
 def offer(sock: socket.socket, capacity: int) -> Ring | None:
     """Sends this side's hello (and its ring's memfd); returns the ring to write into.
 
-    With `capacity` 0, or where the system gives no memfd, the hello says "no ring"
-    and this side's tensors all travel in frames."""
+    With `capacity` 0, or where the system gives no memfd or cannot map it, the
+    hello says "no ring" and this side's tensors all travel in frames."""
+    ring, fd = None, -1
+    if capacity:
+        try:
+            fd = os.memfd_create("tensorweave-ring", os.MFD_CLOEXEC)
+            os.ftruncate(fd, _HEAD + capacity)
+            ring = Ring.mapped(fd, capacity)
+        except OSError:
+            ring = None
     try:
-        fd = os.memfd_create("tensorweave-ring", os.MFD_CLOEXEC) if capacity else -1
-    except OSError:
-        fd = -1
-    if fd < 0:
-        sock.sendall(_HELLO.pack(HELLO, 0))
-        return None
-    try:
-        os.ftruncate(fd, _HEAD + capacity)
-        ring = Ring.mapped(fd, capacity)
-        socket.send_fds(sock, [_HELLO.pack(HELLO, capacity)], [fd])
+        if ring is None:
+            sock.sendall(_HELLO.pack(HELLO, 0))
+        else:
+            socket.send_fds(sock, [_HELLO.pack(HELLO, capacity)], [fd])
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
     return ring
 
 

@@ -140,7 +140,8 @@ class UnixListener:
             sock.settimeout(None)
         except (OSError, ValueError) as e:
             log.warning("%s: dropped a same-host connection whose shared-memory set-up "
-                        "failed: %s", self.address, e)
+                        "failed: %s (TENSORWEAVE_SHM_RING_MB=0 on the connecting task turns "
+                        "the rings off)", self.address, e)
             sock.close()
             return None
         conn = _Conn(sock, out_ring, in_ring)
