@@ -14,7 +14,7 @@ examples/s are the workers' own figures, summed (steps x batch over each
 worker's time from session creation to the end of its loop). With
 TENSORFLOW_PYTHON set, each setting also runs on real TF (compat.v1) right
 after ours; TF's ps never exits by itself, so it is killed once the workers end.
-Each setting runs `--rounds` times per framework and keeps the best.
+Each setting runs `--rounds` times per framework, alternating, and keeps the best.
 
     .venv/bin/python -m bench.trainer [--steps 1000] [--rounds 1] [--only mlp512]
 """
@@ -86,10 +86,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if args.only not in name:
             continue
         steps = args.steps
-        ours = _best([run_job([sys.executable], script, workers, sync, steps, extra)
-                      for _ in range(args.rounds)])
-        theirs = _best([run_job([tf_python, "-m", "bench.tf_compat"], script, workers, sync,
-                                steps, extra) for _ in range(args.rounds)]) if tf_python else None
+        # Rounds alternate between the frameworks, so a change in the machine's load
+        # (other jobs come and go) falls on both alike.
+        mine, tfs = [], []
+        for _ in range(args.rounds):
+            mine.append(run_job([sys.executable], script, workers, sync, steps, extra))
+            if tf_python:
+                tfs.append(run_job([tf_python, "-m", "bench.tf_compat"], script, workers,
+                                   sync, steps, extra))
+        ours = _best(mine)
+        theirs = _best(tfs) if tf_python else None
         results[name] = {"tensorweave": ours, "tensorflow": theirs}
         print(f"  {name:18s} {_fmt(ours)}  tensorflow {_fmt(theirs)}  ratio "
               f"{_ratio(ours, theirs)}", flush=True)
