@@ -125,3 +125,19 @@ def test_fingerprints_of_known_values_match_each_value_hashed():
     np.testing.assert_array_equal(warm, want)
     mixed = fingerprint.fingerprints(np.array(["beta", "new one"], dtype=object))
     np.testing.assert_array_equal(mixed, [want[0, 1], fingerprint.fingerprint64("new one")])
+
+
+def test_vocabulary_lookup_of_known_keys_matches_the_general_path():
+    from tensorweave.ops.lookup.vocab_ops import vocabulary_lookup
+    keys = tf.placeholder(tf.string, [None, 2])
+    ids = vocabulary_lookup(keys, ["news", "sports", "music"], num_oov_buckets=3)
+    known = np.array([[b"music", b"news"], [b"sports", b"music"]], dtype=object)
+    with tf.Session() as sess:
+        fast = sess.run(ids, {keys: known})                        # all in the vocabulary
+        as_str = sess.run(ids, {keys: known.astype(str).astype(object)})  # str keys
+        mixed = sess.run(ids, {keys: np.array([[b"music", b"games"], [b"sports", b"news"]],
+                                              dtype=object)})      # one miss
+    assert fast.dtype == np.int64 and fast.shape == (2, 2)
+    np.testing.assert_array_equal(fast, [[2, 0], [1, 2]])
+    np.testing.assert_array_equal(as_str, fast)
+    assert mixed[0, 0] == 2 and mixed[1].tolist() == [1, 0] and 3 <= mixed[0, 1] < 6

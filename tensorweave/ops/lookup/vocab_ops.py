@@ -55,6 +55,11 @@ def _(keys: Any, *, vocabulary: list[Any], default_value: int, num_oov_buckets: 
     table = _table(vocabulary)
     arr = np.asarray(keys)
     flat = arr.reshape(-1).tolist()
+    try:  # every key in the vocabulary (the usual batch): one C-level pass
+        return np.fromiter(map(table.__getitem__, flat), np.int64, len(flat)).reshape(
+            arr.shape)
+    except KeyError:
+        pass
     get = table.get
     found = [get(k) for k in flat]  # bytes and ints hash as their own keys
     if None in found:
