@@ -36,6 +36,14 @@ Safety: a step that never ends (its StepState kept alive by a held exception)
 would block saves: `pause` gives up after `timeout_s` with DeadlineExceededError
 naming the task. A pause whose save step died is dropped after `lease_s`.
 
+Pausing several tasks in order can deadlock across tasks: a step holding task B
+may wait (inside its part on B) for an update on task A, which A's pause blocks.
+So every pause after the first one is *contended*: it waits only `window` (0.25 s,
+doubling after each contended failure on this task, reset by a success) and then
+raises AbortedError carrying `CONTENDED`; the save step fails, which ends its
+earlier pauses, and the Saver retries after a short random back-off until its
+own timeout.
+
 Example:
     >>> gate = update_gate(resource_mgr)
     >>> owner = gate.pause(timeout_s=30)    # no update runs on this task now
@@ -53,6 +61,9 @@ from typing import Any
 from tensorweave.framework import errors
 
 _tokens = itertools.count(1)
+# Marks the AbortedError of a contended pause that gave up: the save may retry.
+CONTENDED = "[contended pause]"
+_FIRST_WINDOW_S = 0.25
 _tls = threading.local()
 # Weak so that a dropped session's resource manager takes its gate with it.
 _GATES: weakref.WeakKeyDictionary[Any, UpdateGate] = weakref.WeakKeyDictionary()
@@ -81,6 +92,7 @@ class UpdateGate:
         self._holders: dict[int, int] = {}  # token -> number of nested holds
         self._paused_by: int | None = None
         self._paused_at = 0.0
+        self._contended_fails = 0   # contended pauses given up in a row (sets the window)
 
     # ---- shared side (updates) -----------------------------------------------------
     def acquire_shared(self, token: int) -> bool:
@@ -112,14 +124,34 @@ class UpdateGate:
                 self._holders[token] = n - 1
 
     # ---- exclusive side (saves) ----------------------------------------------------
-    def pause(self, owner: int | None = None, timeout_s: float = 60.0) -> int:
+    def pause(self, owner: int | None = None, timeout_s: float = 60.0,
+              contended: bool = False) -> int:
         """Blocks new updates and waits until none is in progress; returns the owner token.
+
+        Args:
+            contended: the caller already paused other tasks (see the module
+                docstring): wait at most this gate's contended window.
 
         Raises:
             DeadlineExceededError: if updates are still in progress after
                 `timeout_s` (names the task; the pause is undone).
+            AbortedError: (contended only) still in progress after the window;
+                the message carries `CONTENDED`.
         """
         owner = next(_tokens) if owner is None else owner
+        if contended:
+            window = min(timeout_s, _FIRST_WINDOW_S * 2 ** min(self._contended_fails, 10))
+            try:
+                self.pause(owner, window)
+            except errors.DeadlineExceededError as e:
+                self._contended_fails += 1
+                raise errors.AbortedError(
+                    None, None, f"{CONTENDED} {e.message.split('. ')[0]} within {window:g} s "
+                    "while the save held tasks earlier in its order: a step here may be "
+                    "waiting on one of them. The save undoes its pauses and retries."
+                ) from None
+            self._contended_fails = 0
+            return owner
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while self._paused_by not in (None, owner) and not self._lease_expired():
@@ -253,4 +285,4 @@ def _hold_for_step(gate: UpdateGate, step: Any) -> None:
         gate.release_shared(token, all_holds=False)  # keep exactly one hold per step
 
 
-__all__ = ["UpdateGate", "gated_update", "note_variable", "step_token", "update_gate"]
+__all__ = ["CONTENDED", "UpdateGate", "gated_update", "note_variable", "step_token", "update_gate"]

@@ -285,7 +285,8 @@ class Saver:
         if save_dir and not os.path.isdir(save_dir):
             raise errors.NotFoundError(None, None, f"Parent directory of {save_path} doesn't "
                                        "exist, can't save. Create it first.")
-        prefix = sess.run(self._save_t, {self._filename_t: save_path})
+        prefix = io_ops.run_save(sess, self._save_t, {self._filename_t: save_path},
+                                 self._pause_timeout_s)
         prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
         if write_meta_graph:
             self.export_meta_graph(f"{prefix}.{meta_graph_suffix}",

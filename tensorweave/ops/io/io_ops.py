@@ -9,6 +9,9 @@ A save is a graph run across every task holding variables (built by
       -> SaveShard on each task (writes that task's shard where it runs)
       -> MergeCheckpoint on the saver's device (the manifest, written last)
 
+A pause after the first gives up early when a step it waits for may itself wait
+on an earlier-paused task; `tf.train.Saver` then retries the whole save.
+
 Between the last pause and the first resume no variable changes anywhere, so
 the copies are the state of every task at one instant (see
 `tensorweave.runtime.update_gate` for what that means for steps).
@@ -24,6 +27,8 @@ Example:
 from __future__ import annotations
 
 import json
+import random
+import time
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -40,20 +45,23 @@ from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.runtime import update_gate as _gate
 
 # ---- GatePause / GateResume ------------------------------------------------------
-pause_op = define_op("GatePause", attrs={"timeout_s": 60.0}, stateful=True)
+# contended: not the save's first pause (update_gate.py: it gives up early, and the
+# Saver retries, instead of deadlocking with a step that waits on an earlier task).
+pause_op = define_op("GatePause", attrs={"timeout_s": 60.0, "contended": False},
+                     stateful=True)
 resume_op = define_op("GateResume", stateful=True)
 
 
 @pause_op.shape
-def _(*, timeout_s: float) -> list:
+def _(*, timeout_s: float, contended: bool) -> list:
     return []
 
 
 @pause_op.kernel("CPU", kind="context")
-def _(ctx: Any, step: Any, *, timeout_s: float) -> None:
+def _(ctx: Any, step: Any, *, timeout_s: float, contended: bool) -> None:
     gate = _gate.update_gate(ctx.resources, ctx.device)
     owner = _gate.step_token(step)
-    gate.pause(owner, timeout_s=timeout_s)
+    gate.pause(owner, timeout_s=timeout_s, contended=contended)
     # If the save step fails before GateResume (a refused path, a full disk), resume
     # when its part here ends or is cancelled: waiting for the step to be freed could
     # take the pause's whole lease (60 s), as a raised error keeps the step alive.
@@ -215,7 +223,8 @@ def build_save(entries: list[SaveEntry], filename: Tensor, sharded: bool,
     pauses = []
     for _dev, group in groups:   # chained: each pause waits for the previous one
         with g.colocate_with(group[0].ref.op), g.control_dependencies([last] if last else []):
-            last = g.create_op("GatePause", [], {"timeout_s": float(pause_timeout_s)},
+            last = g.create_op("GatePause", [], {"timeout_s": float(pause_timeout_s),
+                                                 "contended": last is not None},
                                name="pause")
         pauses.append(last)
     copies: list[list[Tensor]] = []
@@ -242,6 +251,34 @@ def build_save(entries: list[SaveEntry], filename: Tensor, sharded: bool,
                  "shard": i, "num_shards": len(parts)},
                 name="save_shard").outputs[0])
     return g.create_op("MergeCheckpoint", [filename, shard_files], name="merge").outputs[0]
+
+
+def run_save(sess: Any, prefix: Tensor, feed: dict, timeout_s: float = 60.0) -> Any:
+    """Runs a `build_save` graph, retrying while a contended pause gives up.
+
+    Each retry waits a random 10-100% of a back-off that doubles from 50 ms (at
+    most 1 s), so that the steps it let through can finish and two savers do not
+    retry in step.
+
+    Raises:
+        DeadlineExceededError: still contended after `timeout_s`.
+    """
+    deadline = time.monotonic() + timeout_s
+    backoff = 0.05
+    while True:
+        try:
+            return sess.run(prefix, feed)
+        except errors.AbortedError as e:
+            if _gate.CONTENDED not in e.message:
+                raise
+            if time.monotonic() + backoff > deadline:
+                raise errors.DeadlineExceededError(
+                    None, None, f"{e.message.replace(_gate.CONTENDED, '').strip()} Gave up "
+                    f"after retrying for {timeout_s:g} s: steps kept holding the task; "
+                    "raise the Saver's pause_timeout_s, or look for a step that never "
+                    "ends.") from None
+            time.sleep(backoff * random.uniform(0.1, 1.0))
+            backoff = min(backoff * 2, 1.0)
 
 
 def build_restore(entries: list[SaveEntry], filename: Tensor) -> Operation:
