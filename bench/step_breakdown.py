@@ -10,7 +10,9 @@ the connection's thread while the step waits). Waiting is the rest: the ps's
 share of the step (its Adagrad update), thread wake-ups and hand-offs.
 The cpu columns are CPU ms per step of each process (the local run, the worker
 with its in-process client and master, the ps): unlike wall time, a busy shared
-machine barely moves them.
+machine barely moves them. With TENSORFLOW_PYTHON set (bench/common.py), "tf local"
+is the same local step in real TF (compat.v1), measured in the same run: where it
+is well below ours, the step's compute, not its distribution, sets the ratio.
 
     .venv/bin/python -m bench.step_breakdown [--steps 300]
 """
@@ -25,6 +27,8 @@ import time
 from typing import Any
 
 import numpy as np
+
+from bench.common import import_framework, run_tf
 
 MODELS = {"mlp128": ("mlp", 128), "mlp512": ("mlp", 512), "mlp2048": ("mlp", 2048),
           "deep20x64": ("deep", 20)}
@@ -79,8 +83,9 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def local_ms(kind: str, size: int, steps: int) -> dict[str, float]:
-    import tensorweave as tf
+def local_ms(kind: str, size: int, steps: int,
+             framework: str = "tensorweave") -> dict[str, float]:
+    tf = import_framework(framework)
     tf.reset_default_graph()
     train, gs, loss, feed = _build(tf, kind, size, None)
     with tf.Session() as sess:
@@ -124,13 +129,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--framework", default="tensorweave")
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.json:   # the local steps only (how run_tf gets real TF's column)
+        local = {n: local_ms(*MODELS[n], args.steps, args.framework)["ms"]
+                 for n in args.models.split(",")}
+        print(json.dumps(local))
+        return local
+    tf_local = run_tf("bench.step_breakdown", "--steps", str(args.steps),
+                      "--models", args.models) or {}
     # The worker is the only computing task (the ps is not counted), so its server picks,
     # per matmul shape, OpenBLAS's own threads or tensorweave's, whichever is faster now
     # (distributed/blas_threads.py); the local run stays on OpenBLAS's threads.
     print(f"{'model':10s} {'local':>8s} {'1ps+1w':>8s} {'compute':>8s} {'transfer':>9s} "
           f"{'waiting':>8s} {'frames':>7s} {'KiB/step':>9s} {'cpu:local':>10s} "
-          f"{'worker':>7s} {'ps':>6s}   (ms per step)")
+          f"{'worker':>7s} {'ps':>6s} {'tf local':>9s}   (ms per step)")
     results = {}
     for name in args.models.split(","):
         kind, size = MODELS[name]
@@ -138,11 +152,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         dist = distributed_ms(kind, size, args.steps)
         wait = max(dist["ms"] - loc["ms"] - dist["transfer_ms"], 0.0)
         results[name] = dict(dist, local_ms=loc["ms"], local_cpu_ms=loc["cpu_ms"],
-                             waiting_ms=wait)
+                             waiting_ms=wait, tf_local_ms=tf_local.get(name))
+        tf_col = f"{tf_local[name]:9.2f}" if name in tf_local else f"{'-':>9s}"
         print(f"{name:10s} {loc['ms']:8.2f} {dist['ms']:8.2f} {loc['ms']:8.2f} "
               f"{dist['transfer_ms']:9.2f} {wait:8.2f} {dist['frames']:7.1f} "
               f"{dist['kbytes']:9.0f} {loc['cpu_ms']:10.2f} {dist['cpu_ms']:7.2f} "
-              f"{dist['ps_cpu_ms']:6.2f}", flush=True)
+              f"{dist['ps_cpu_ms']:6.2f} {tf_col}", flush=True)
     return results
 
 
