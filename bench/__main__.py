@@ -35,7 +35,8 @@ def _rows(name: str, r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         for model, b in r.items():
             rows.append((f"{model} 1ps+1w step (ms): compute/transfer/wait",
                          f"{b['ms']:.1f}: {b['local_ms']:.1f}/{b['transfer_ms']:.1f}/"
-                         f"{b['waiting_ms']:.1f}", "-", "-"))
+                         f"{b['waiting_ms']:.1f}",
+                         f"local {b['tf_local_ms']:.1f}" if b.get("tf_local_ms") else "-", "-"))
     if name == "recovery":
         for setting, runs in r.items():
             for run in runs:
