@@ -31,13 +31,11 @@ import argparse
 import os
 import re
 import sys
-import tempfile
 from typing import Any
 
-from bench.common import ROOT, tensorflow_python
-from bench.wide_deep_cpu import TASKS, sample, window
+from bench.common import tensorflow_python
+from bench.wide_deep_cpu import TASKS, sample, start_job, window
 
-SCRIPT = "examples/wide_deep.py"
 WORKER_TIMEOUT_S = 600
 LOG_EVERY = 250  # progress lines: they time the window where both workers run
 SETTINGS: list[tuple[str, bool]] = [("2 ps 2w async", False), ("2 ps 2w sync", True)]
@@ -45,13 +43,7 @@ SETTINGS: list[tuple[str, bool]] = [("2 ps 2w async", False), ("2 ps 2w sync", T
 
 def run_job(python: list[str], sync: bool, steps: int) -> dict[str, Any]:
     """One job of 2 ps + 2 workers; the workers' summed examples/s and the eval AUC."""
-    from tensorweave.testing.seed_job import SeedJob
-    flags = [f"--train_steps={steps}", "--batch_size=256", f"--data_dir={tempfile.mkdtemp()}",
-             f"--checkpoint_dir={tempfile.mkdtemp()}", f"--sync={'true' if sync else 'false'}",
-             f"--log_every={LOG_EVERY}", "--save_checkpoint_steps=1000000"]
-    env = {"PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_USE_LEGACY_KERAS": "1"}
-    job = SeedJob(SCRIPT, ps=2, workers=2, extra=flags, env=env, python=python,
-                  cwd=ROOT).start()
+    job = start_job(python, steps, LOG_EVERY, sync)
     names = ["worker0", "worker1"]
     try:
         both = window(sample(job, WORKER_TIMEOUT_S))  # progress lines + every task's CPU

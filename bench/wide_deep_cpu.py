@@ -39,16 +39,21 @@ def _cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
-def run_job(python: list[str], steps: int, log_every: int, sync: bool = False
-            ) -> dict[str, Any]:
-    """One job; the steady window's CPU ms a global step for each task."""
+def start_job(python: list[str], steps: int, log_every: int, sync: bool) -> Any:
+    """Starts examples/wide_deep.py on 2 ps + 2 workers (batch 256, no checkpoints)."""
     from tensorweave.testing.seed_job import SeedJob
     flags = [f"--train_steps={steps}", "--batch_size=256", f"--data_dir={tempfile.mkdtemp()}",
              f"--checkpoint_dir={tempfile.mkdtemp()}", f"--sync={'true' if sync else 'false'}",
              f"--log_every={log_every}", "--save_checkpoint_steps=1000000"]
     env = {"PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_USE_LEGACY_KERAS": "1"}
-    job = SeedJob(SCRIPT, ps=2, workers=2, extra=flags, env=env, python=python,
-                  cwd=ROOT).start()
+    return SeedJob(SCRIPT, ps=2, workers=2, extra=flags, env=env, python=python,
+                   cwd=ROOT).start()
+
+
+def run_job(python: list[str], steps: int, log_every: int, sync: bool = False
+            ) -> dict[str, Any]:
+    """One job; the steady window's CPU ms a global step for each task."""
+    job = start_job(python, steps, log_every, sync)
     try:
         samples = sample(job)
     finally:

@@ -124,3 +124,25 @@ def test_adaptive_matmuls_follow_the_faster_way_as_the_load_changes(monkeypatch)
         assert intra_op.adaptive_choices() == {(256, 128, 256): "openblas"}
     finally:
         intra_op.set_intra_op_threads(before)
+
+
+def test_a_ps_splits_dense_updates_over_the_cores_its_ps_tasks_share(monkeypatch):
+    """Workers wait for a ps's updates (one worker, or sync), so a ps uses the cores
+    of its machine for them, shared among its ps tasks only; the config wins."""
+    set_to = []
+    monkeypatch.setattr(blas_threads, "set_update_threads", set_to.append)
+    monkeypatch.setattr(blas_threads.os, "cpu_count", lambda: 8)
+    assert blas_threads.ps_update_threads(["ps", "worker"], "ps") == 8
+    assert blas_threads.ps_update_threads(["ps", "ps", "worker", "worker"], "ps") == 4
+    assert blas_threads.ps_update_threads(["ps", "ps", "worker"], "ps", 3) == 3
+    assert blas_threads.ps_update_threads(["ps", "worker"], "worker") is None
+    assert set_to == [8, 4, 3]
+
+
+def test_update_threads_default_to_the_matmul_threads(monkeypatch):
+    from tensorweave.runtime import intra_op
+    monkeypatch.setattr(intra_op, "_threads", 3)
+    monkeypatch.setattr(intra_op, "_update_threads", 0)
+    assert intra_op.update_threads() == 3
+    with pytest.raises(ValueError, match="update threads must be >= 1, got 0"):
+        intra_op.set_update_threads(0)

@@ -14,7 +14,9 @@ OpenBLAS on one thread and splits big matmuls over its own intra-op threads
 (tasks of the cluster on this machine that compute: every job but ps), or
 `intra_op_parallelism_threads` of its default ConfigProto when set. ps tasks
 apply updates (element-wise, no BLAS) and wait while a worker runs its matmuls,
-so they are not counted, and they get cores / (all local tasks) themselves.
+so they are not counted, and they get cores / (all local tasks) themselves. For
+their big dense updates (element-wise NumPy passes, not BLAS), ps tasks use
+cores / (ps tasks of the machine): the workers wait for those updates.
 The only computing task of its machine (1 ps + 1 worker) chooses as it goes
 (`intra_op.use_adaptive`): on an otherwise idle machine OpenBLAS's spinning keeps
 the other core awake between matmuls, which our helpers, woken each time, do
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import os
 
-from tensorweave.runtime.intra_op import use_adaptive, use_own_threads
+from tensorweave.runtime.intra_op import set_update_threads, use_adaptive, use_own_threads
 
 
 def tasks_sharing_blas(local_jobs: list[str], job: str) -> int:
@@ -65,3 +67,22 @@ def limit_for_shared_machine(sharing: int, intra_op_threads: int = 0) -> int | N
         n = os.cpu_count() or 1
         return n if n > 1 and use_adaptive(n) else None
     return n if use_own_threads(n) else None
+
+
+def ps_update_threads(local_jobs: list[str], job: str, intra_op_threads: int = 0) -> int | None:
+    """Sets and returns the threads a ps task splits big dense updates over, or None
+    (not a ps: its updates use its matmul threads).
+
+    A ps applies updates while its workers wait for them (one worker, or sync
+    training), so its machine's cores are shared only among its ps tasks;
+    `intra_op_parallelism_threads`, when set, wins as for matmuls.
+
+    Example:
+        >>> ps_update_threads(["ps", "worker"], "ps")   # on 2 cores
+        2
+    """
+    if job != "ps":
+        return None
+    n = intra_op_threads or max(1, (os.cpu_count() or 1) // max(1, local_jobs.count("ps")))
+    set_update_threads(n)
+    return n

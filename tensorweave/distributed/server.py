@@ -189,13 +189,15 @@ class Server:
 
     def _limit_blas_threads(self) -> None:
         from tensorweave.distributed.blas_threads import (limit_for_shared_machine,
+                                                          ps_update_threads,
                                                           tasks_sharing_blas)
         from tensorweave.distributed.transport.unix import same_host
         local = [j for j in self._cluster.jobs for a in self._cluster.job_tasks(j)
                  if a and same_host(a)]
+        configured = self._server_def.default_session_config.intra_op_parallelism_threads
         self.blas_threads = limit_for_shared_machine(
-            tasks_sharing_blas(local, self._server_def.job_name),
-            self._server_def.default_session_config.intra_op_parallelism_threads)
+            tasks_sharing_blas(local, self._server_def.job_name), configured)
+        ps_update_threads(local, self._server_def.job_name, configured)
 
     def peer(self, task: str) -> Any:
         """The worker service of `task` ("/job:ps/replica:0/task:0"), however reached."""
