@@ -26,10 +26,10 @@ pytestmark = pytest.mark.usefixtures("fresh_graph")
 def test_contended_pause_gives_up_within_its_window_and_grows_it():
     gate = update_gate.UpdateGate("/job:ps/task:1")
     gate.acquire_shared(7)
-    t0 = time.monotonic()
-    with pytest.raises(errors.AbortedError, match=r"\[contended pause\].*/job:ps/task:1"):
+    # Gives up after its window (0.25 s), not the 30 s timeout, and says so.
+    with pytest.raises(errors.AbortedError,
+                       match=r"\[contended pause\].*/job:ps/task:1.*within 0.25 s"):
         gate.pause(timeout_s=30, contended=True)
-    assert time.monotonic() - t0 < 5          # not the 30 s timeout
     assert not gate.paused                    # the failed pause is undone
     with pytest.raises(errors.AbortedError, match="within 0.5 s"):
         gate.pause(timeout_s=30, contended=True)   # the window doubled
@@ -93,15 +93,14 @@ def test_save_does_not_deadlock_with_a_step_waiting_on_an_earlier_task(tmp_path)
             saved = []
             save = threading.Thread(target=lambda: saved.append(
                 saver.save(sess, str(tmp_path / "m"), write_meta_graph=False)))
-            t0 = time.monotonic()
             save.start()
             time.sleep(0.5)                       # the save is pausing ps0, then ps1
             sess.run(gate_q.enqueue(1.0))         # the step goes on to ps0
             save.join(30)
             step.join(30)
-            took = time.monotonic() - t0
+            # Without the contended pauses the save waits out pause_timeout_s and
+            # raises DeadlineExceededError: nothing saved.
             assert saved and done == [11.0], (saved, done)
-            assert took < 15, f"save took {took:.1f} s: it waited out the pause timeout"
             final = sess.run([v0, v1])
     finally:
         for s in servers:
