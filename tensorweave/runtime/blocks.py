@@ -210,9 +210,12 @@ class BlockPlan:
                     i, out = state.inline.popleft()
                     state.outstanding -= 1
                     self._complete(i, out, step, slots, pending, ready, state)
-            step.flush()  # nothing runnable until a wait ends: Sends held so far leave now
-            if state.outstanding == 0:
-                return slots
+            # Completions that already arrived (a frame delivers several Recvs at once)
+            # run first, so that their Sends leave in the same message as those held.
+            if state.done_q.empty():
+                step.flush()  # nothing runnable until a wait ends: held Sends leave now
+                if state.outstanding == 0:
+                    return slots
             i, out = self._wait(state.done_q, step)
             if i < 0:  # the step was cancelled: fail as the first Recv still waiting
                 if state.waiting:

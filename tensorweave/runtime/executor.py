@@ -311,9 +311,10 @@ class Executor:
                 if stats is not None:
                     stats.record(device, node.op, t0, now(), out)
                 self._finish(i, out, values, pending, ready)
-            step.flush()  # nothing runnable until a wait ends: Sends held so far leave now
-            if outstanding == 0:
-                break
+            if done_q.empty():  # else completions that arrived run first (blocks.py)
+                step.flush()  # nothing runnable until a wait ends: held Sends leave now
+                if outstanding == 0:
+                    break
             i, out = self._wait(done_q, step)
             outstanding -= 1
             if isinstance(out, BaseException):
