@@ -41,6 +41,20 @@ def run_tf(module: str, *args: str, timeout: float = 900) -> dict[str, Any] | No
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` so far, all threads (Linux /proc);
+    None once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
 def import_framework(name: str) -> Any:
     if name == "tensorflow":
         import tensorflow.compat.v1 as tf1

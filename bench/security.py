@@ -23,21 +23,15 @@ import time
 from typing import Any
 
 import tensorweave as tf
+from bench.common import process_cpu_s
 from tensorweave.distributed.transport import credentials as C
 from tensorweave.launch.credentials import write_cluster_certificates
 from tensorweave.testing.cluster import LocalCluster
 
-_TICK = os.sysconf("SC_CLK_TCK")
-
 
 def _cpu_s(pids: list[int]) -> float:
     """User + system CPU seconds of the processes so far (Linux /proc)."""
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / _TICK
+    return sum(process_cpu_s(pid) or 0.0 for pid in pids)
 
 
 def _modes(files: dict[str, str]) -> dict[str, dict[str, str]]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import import_framework, run_tf
+from bench.common import import_framework, process_cpu_s, run_tf
 
 MODELS = {"mlp128": ("mlp", 128), "mlp512": ("mlp", 512), "mlp2048": ("mlp", 2048),
           "deep20x64": ("deep", 20)}
@@ -65,22 +64,16 @@ def _time_steps(sess: Any, fetches: list, feed: dict, steps: int,
     (CPU time is what a shared, noisy machine does not blur)."""
     for _ in range(20):
         sess.run(fetches, feed)
-    ps0 = _cpu_s(ps_pid) if ps_pid else 0.0
+    ps0 = (process_cpu_s(ps_pid) or 0.0) if ps_pid else 0.0
     cpu0 = time.process_time()
     start = time.perf_counter()
     for _ in range(steps):
         sess.run(fetches, feed)
     wall = time.perf_counter() - start
     cpu = time.process_time() - cpu0
-    ps = (_cpu_s(ps_pid) - ps0) if ps_pid else 0.0
+    ps = ((process_cpu_s(ps_pid) or 0.0) - ps0) if ps_pid else 0.0
     return {"ms": wall / steps * 1000, "cpu_ms": cpu / steps * 1000,
             "ps_cpu_ms": ps / steps * 1000}
-
-
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process `pid` so far (Linux /proc)."""
-    fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def local_ms(kind: str, size: int, steps: int,

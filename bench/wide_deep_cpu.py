@@ -22,21 +22,11 @@ import tempfile
 import time
 from typing import Any
 
-from bench.common import ROOT, tensorflow_python
+from bench.common import ROOT, process_cpu_s, tensorflow_python
 
 SCRIPT = "examples/wide_deep.py"
 TASKS = ["ps0", "ps1", "worker0", "worker1"]
 PROGRESS = re.compile(r"worker (\d+): local step \d+, global step (\d+)")
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_s(pid: int) -> float | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
 def start_job(python: list[str], steps: int, log_every: int, sync: bool) -> Any:
@@ -69,7 +59,7 @@ def sample(job: Any, timeout: float = 600) -> list[tuple[float, dict[str, float 
     deadline = time.monotonic() + timeout
     while any(job.procs[w].poll() is None for w in ("worker0", "worker1")) and \
             time.monotonic() < deadline:
-        cpu = {t: _cpu_s(job.procs[t].pid) for t in TASKS}
+        cpu = {t: process_cpu_s(job.procs[t].pid) for t in TASKS}
         logs = {w: job.output(w) for w in ("worker0", "worker1")}
         seen = [PROGRESS.findall(logs[w]) for w in ("worker0", "worker1")]
         done = any("done," in text for text in logs.values())

@@ -146,3 +146,26 @@ def test_update_threads_default_to_the_matmul_threads(monkeypatch):
     assert intra_op.update_threads() == 3
     with pytest.raises(ValueError, match="update threads must be >= 1, got 0"):
         intra_op.set_update_threads(0)
+
+
+def test_a_ps_server_sizes_its_update_threads_the_tf1_way(monkeypatch):
+    """TF1 trainers start a ps as `tf.train.Server(cluster, job_name="ps", ...)`,
+    often with `config=tf.ConfigProto(intra_op_parallelism_threads=N)`: without one
+    the ps splits big updates over its machine's cores, with one it uses N."""
+    import tensorweave as tf
+    from tensorweave.distributed.topology import free_ports
+    from tensorweave.runtime import intra_op
+    monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: True)
+    monkeypatch.setattr(intra_op, "_update_threads", 0)   # restored after the test
+    monkeypatch.setattr(blas_threads.os, "cpu_count", lambda: 4)
+    ports = free_ports(2)
+    cluster = tf.train.ClusterSpec({"ps": [f"localhost:{ports[0]}"],
+                                    "worker": [f"localhost:{ports[1]}"]})
+    before = intra_op.intra_op_threads()
+    for config, expected in [(None, 4), (tf.ConfigProto(intra_op_parallelism_threads=1), 1)]:
+        server = tf.train.Server(cluster, job_name="ps", task_index=0, config=config)
+        try:
+            assert intra_op.update_threads() == expected
+        finally:
+            server.stop()
+            intra_op.set_intra_op_threads(before)

@@ -10,8 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-# Index specs a kernel works out from its (constant) bounds: a graph slices with the
-# same few every step (shape[0], shape[1:], ...), so each is worked out once.
+# By the bounds' contents (dtype, shape and bytes of each).
 _SPECS: dict[tuple[Any, ...], tuple] = {}
 _SPECS_MAX = 4096
 

@@ -48,13 +48,13 @@ def _(ids: Tensor, *, num_shards: int, strategy: str, total_rows: int) -> Any:
 def _(ids: Any, *, num_shards: int, strategy: str, total_rows: int) -> Any:
     ids = np.asarray(ids).reshape(-1)
     n = int(num_shards)
-    checked = None  # set where every id is known to be in some shard
+    in_range = False  # whether every id is already known to be in some shard
     if strategy == "mod":
         shard, row = ids % n, ids // n
     elif ids.size and 0 <= ids.min() and ids.max() < total_rows:
         # Every id in some shard: the shard whose range holds it (the arithmetic
         # below gives the same for these ids, in more passes).
-        starts = checked = _starts(n, total_rows)
+        starts, in_range = _starts(n, total_rows), True
         shard = starts[1:].searchsorted(ids, side="right")
         row = (ids - starts[shard]).astype(ids.dtype, copy=False)
     else:  # the single ops' arithmetic, in the ids' dtype (and their errors)
@@ -62,7 +62,7 @@ def _(ids: Any, *, num_shards: int, strategy: str, total_rows: int) -> Any:
         shard = np.maximum(ids // (per + 1), (ids - extras) // per)
         row = np.where(shard < extras, ids % (per + 1), (ids - extras) % per)
     shard = shard.astype(np.int32)  # as the Cast before DynamicPartition
-    if checked is None and shard.size and (shard.min() < 0 or shard.max() >= n):
+    if not in_range and shard.size and (shard.min() < 0 or shard.max() >= n):
         bad = shard[(shard < 0) | (shard >= n)][0]
         raise errors.InvalidArgumentError(None, None, f"dynamic_partition: partitions "
                                           f"contains {bad}, which is not in [0, {n})")
