@@ -171,33 +171,49 @@ def partition(ops: list[Operation], placement: dict[int, str], feeds: list[Tenso
     for t in fetches:
         if t in b.feeds:
             continue
-        p = b.part(task_name(placement[id(t.op)]))
+        p = b.part(task_name(b.placement[id(t.op)]))
         p.fetches[t.name] = b.mapped[t]
     return b.parts
 
 
 def _relocate_no_ops(ops: list[Operation], placement: dict[int, str]) -> dict[int, str]:
-    """Runs a NoOp on the task of its inputs when they and its consumers all live on
-    one other task.
+    """Runs a NoOp, or a Const behind control inputs, on the task of its consumers when
+    they all live on one other task; a NoOp that nothing consumes, on the task of its
+    inputs when they all do.
 
-    A NoOp computes nothing, so where it runs cannot be observed; left in place it
-    costs two cross-task messages per step. The case that matters: an optimizer's
-    "update" group is placed on the worker (replica_device_setter) between the
-    ApplyX ops and the global-step increment, both on the ps, which made every
-    training step wait for a ps -> worker -> ps round trip before finishing.
+    Neither computes anything that depends on where it runs; left in place each costs
+    a message in and a message out per step. The case that matters: an optimizer's
+    "update" group is placed on the worker (replica_device_setter) between the ApplyX
+    ops and the global-step increment, both on the ps, and so is the increment's `1`
+    (a Const made inside `control_dependencies(updates)`). That made every training
+    step wait for a ps -> worker -> ps round trip before finishing. With the
+    embeddings on several ps tasks the ApplyX ops span them all and the increment
+    lives on one: the group and the `1` then run beside the increment, and the other
+    ps tasks' tokens go straight there (one hop, as TF's grappler bypasses such
+    NoOps). Moving never adds a message: each input task sends one token either way.
     """
     consumers: dict[int, list[Operation]] = {}
     for op in ops:
         for c in op._control_inputs:
             consumers.setdefault(id(c), []).append(op)
+        for t in op._inputs:
+            consumers.setdefault(id(t.op), []).append(op)
     moved = dict(placement)
+
+    def movable(op: Operation) -> bool:
+        return (op.type == "NoOp" or op.type == "Const") and not op._inputs and bool(
+            op._control_inputs)
+
+    for op in reversed(ops):  # consumers first, so a chain of NoOps moves as a whole
+        users = consumers.get(id(op), [])
+        tasks = {task_name(moved[id(o)]) for o in users}
+        if movable(op) and len(tasks) == 1 and task_name(moved[id(op)]) not in tasks:
+            moved[id(op)] = moved[id(users[0])]
     for op in ops:
-        if op.type != "NoOp" or op._inputs or not op._control_inputs:
-            continue
         inputs = [c for c in op._control_inputs if id(c) in moved]
-        around = inputs + consumers.get(id(op), [])
-        tasks = {task_name(moved[id(o)]) for o in around}
-        if inputs and len(tasks) == 1 and task_name(moved[id(op)]) not in tasks:
+        tasks = {task_name(moved[id(o)]) for o in inputs}
+        if (op.type == "NoOp" and movable(op) and id(op) not in consumers
+                and len(tasks) == 1 and task_name(moved[id(op)]) not in tasks):
             moved[id(op)] = moved[id(inputs[0])]
     return moved
 
