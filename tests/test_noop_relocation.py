@@ -86,7 +86,7 @@ def test_target_noop_runs_beside_its_inputs_on_one_task():
         b = tf.Variable(2.0, name="b")
         ups = [tf.assign_add(a, 1.0), tf.assign_add(b, 1.0)]
     with tf.device(W):
-        group = tf.group(*ups, name="train")
+        tf.group(*ups, name="train")
     ops = tf.get_default_graph().get_operations()
     parts = partition(ops, _placed(ops), [], [])
     assert _task_of(parts, "train") == device_task(PS0 + "/replica:0")
