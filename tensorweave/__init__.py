@@ -103,7 +103,7 @@ from tensorweave.ops.state.variable_initializers import (
     is_variable_initialized as is_variable_initialized,
     local_variables_initializer as local_variables_initializer,
     report_uninitialized_variables as report_uninitialized_variables,
-    variables_initializer as variables_initializer)
+    tables_initializer as tables_initializer, variables_initializer as variables_initializer)
 from tensorweave.ops.state.variable_scope import (
     AUTO_REUSE as AUTO_REUSE, VariableScope as VariableScope, get_variable as get_variable,
     get_variable_scope as get_variable_scope, no_regularizer as no_regularizer,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.state import state_ops
@@ -49,6 +49,19 @@ def local_variables_initializer() -> Operation:
 
 
 initialize_local_variables = local_variables_initializer
+
+
+def tables_initializer(name: str = "init_all_tables") -> Operation:
+    """`tf.tables_initializer()`: one op running every op in the TABLE_INITIALIZERS
+    collection (a NoOp when there is none), as TF1 trainers run beside
+    `global_variables_initializer()`; MonitoredTrainingSession's Scaffold runs it itself.
+
+    Example:
+        >>> sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+    """
+    g = get_default_graph()
+    with g.control_dependencies(g.get_collection(GraphKeys.TABLE_INITIALIZERS)):
+        return core_ops.no_op(name=name)
 
 
 def is_variable_initialized(variable: Any) -> Tensor:
