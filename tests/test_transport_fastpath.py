@@ -80,6 +80,27 @@ def test_frame_of_mixed_tensors_round_trips():
             received[...] = received  # writable, like any array a kernel gets
 
 
+def test_envelope_is_what_protobuf_would_write():
+    # Conn.send writes the Envelope's bytes itself (cached numeric headers); a reader,
+    # or any protobuf library, must see exactly what Envelope.SerializeToString gives.
+    from tensorweave.distributed.protocol.rpc_pb2 import Envelope
+    tensors = [np.zeros((3, 4), np.float32), np.arange(5), np.array([b"ab", b"c"], object),
+               np.zeros((0,), np.float32), np.array(2.0), np.zeros((3, 4), np.float32)]
+    for message in (b"", b"k" * 300):
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        Conn(a).send(PUSH, 0, 0, 5, message, tensors)
+        head = b.recv(framing.HEAD.size, socket.MSG_WAITALL)
+        body = b.recv(framing.HEAD.unpack(head)[4], socket.MSG_WAITALL)
+        a.close()
+        b.close()
+        want = Envelope(message=message)
+        for t in tensors:
+            header, _ = codec.encode(t)
+            header.num_chunks = 0
+            want.tensors.append(header)
+        assert body == want.SerializeToString()
+
+
 def test_small_tensors_of_a_frame_share_one_buffer():
     tensors = [np.full((16, 16), i, np.float32) for i in range(4)]
     out = _round_trip(1, b"", tensors)[5]

@@ -49,6 +49,9 @@ _FIXED = (dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dt
 _ENUM_BY_NP = {np.dtype(d.as_numpy_dtype): d.as_datatype_enum for d in _FIXED}
 _NP_BY_ENUM = {e: np.dtype(t).newbyteorder("<") for t, e in _ENUM_BY_NP.items()}
 _WIRE_ENUMS = frozenset(_NP_BY_ENUM) | {_STRING_ENUM}
+# Native-order dtypes for views of received payloads (the wire is little-endian; on a
+# little-endian host these equal _NP_BY_ENUM's): made once, not per tensor.
+_NATIVE_BY_ENUM = {e: d.newbyteorder("=") for e, d in _NP_BY_ENUM.items()}
 _LENGTH = np.dtype("<u8")
 # Native arrays are already in wire order here (the fast paths below need this).
 _WIRE_IS_NATIVE = sys.byteorder == "little"
@@ -140,20 +143,27 @@ def view_in(raw: bytearray, offset: int, header: TensorHeader) -> np.ndarray | N
         >>> view_in(raw, 0, header_for(np.zeros(3, np.int32)))
         array([0, 1, 2], dtype=int32)
     """
-    np_dtype = _NP_BY_ENUM.get(header.dtype)
+    # Each header field is read once: a protobuf attribute costs ~0.15 us, and a frame
+    # of gradients brings dozens of tensors.
+    np_dtype = _NATIVE_BY_ENUM.get(header.dtype)
     if np_dtype is None or not _WIRE_IS_NATIVE:
         return None
-    shape = _checked_shape(header)
-    count = math.prod(shape)
-    if header.nbytes != count * np_dtype.itemsize:
-        raise ValueError(f"Tensor header says nbytes={header.nbytes}, but shape {shape} of "
+    shape = tuple(header.shape)
+    nbytes = header.nbytes
+    count = 1
+    for d in shape:
+        if d < 0:
+            raise ValueError(f"Tensor header has a negative dimension in shape {shape}")
+        count *= d
+    if nbytes != count * np_dtype.itemsize:
+        raise ValueError(f"Tensor header says nbytes={nbytes}, but shape {shape} of "
                          f"{np_dtype} needs {count * np_dtype.itemsize} bytes")
-    if offset + header.nbytes > len(raw):
-        raise ValueError(f"Tensor payload overflows: {offset + header.nbytes} bytes needed, "
+    if offset + nbytes > len(raw):
+        raise ValueError(f"Tensor payload overflows: {offset + nbytes} bytes needed, "
                          f"{len(raw)} received")
     if not count or offset % np_dtype.itemsize:
         return None
-    return np.frombuffer(raw, np_dtype.newbyteorder("="), count, offset).reshape(shape)
+    return np.frombuffer(raw, np_dtype, count, offset).reshape(shape)
 
 
 def decode(header: TensorHeader, chunks: Iterable[Any]) -> np.ndarray:

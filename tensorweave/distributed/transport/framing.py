@@ -45,6 +45,36 @@ def tune(sock: socket.socket) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SOCK_BUF)
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _entry(body: bytes, tag: int = 0x12) -> bytes:
+    """A length-delimited field of an Envelope: `tensors` (field 2) by default."""
+    return bytes((tag,)) + _varint(len(body)) + body
+
+
+# Serialized Envelope entries of the numeric headers seen: a step sends the same few
+# (dtype, shape) every time, and building TensorHeader messages cost ~1 us a tensor.
+_ENTRIES: dict[tuple[int, tuple[int, ...], int], bytes] = {}
+
+
+def _numeric_entry(enum: int, shape: tuple[int, ...], nbytes: int) -> bytes:
+    key = (enum, shape, nbytes)
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        if len(_ENTRIES) >= 4096:
+            _ENTRIES.clear()
+        entry = _ENTRIES[key] = _entry(codec.TensorHeader(
+            dtype=enum, shape=shape, nbytes=nbytes).SerializeToString())
+    return entry
+
+
 class Conn:
     """One connected socket: framed writes under a lock, framed reads by one thread.
 
@@ -67,34 +97,41 @@ class Conn:
     def send(self, kind: int, service: int, method: int, ident: int, message: bytes,
              tensors: Sequence[Any] = ()) -> None:
         started = time.perf_counter()
-        env = Envelope(message=message)
         ring = self.out_ring
-        # Per tensor: its header when it may go through the ring (placed under the lock,
-        # in frame order, as the reader frees in that order), and its payload chunks.
-        parts: list[tuple[Any, list[memoryview]]] = []
+        # Per tensor: its Envelope entry (serialized TensorHeader) when known now, or
+        # (dtype enum, shape, nbytes) when it may go through the ring (placed under the
+        # lock, in frame order, as the reader frees in that order); its payload chunks.
+        parts: list[tuple[bytes | None, Any, list[Any]]] = []
         for t in tensors:
             fast = codec.wire_view(t)
             if fast is not None:
-                header = env.tensors.add(dtype=fast[0], shape=t.shape, nbytes=fast[1].nbytes)
-                parts.append((header if ring is not None and fast[1].nbytes >= shm.MIN_BYTES
-                              else None, [fast[1]]))
+                enum, view = fast
+                if ring is not None and view.nbytes >= shm.MIN_BYTES:
+                    parts.append((None, (enum, t.shape, view.nbytes), [view]))
+                else:
+                    parts.append((_numeric_entry(enum, t.shape, view.nbytes), None, [view]))
                 continue
             header, chunks = codec.encode(t, _UNSPLIT)
             header.num_chunks = 0
-            env.tensors.append(header)
-            parts.append((None, chunks))
+            parts.append((_entry(header.SerializeToString()), None, chunks))
         with self._wlock:
             payload: list[memoryview] = []
+            entries: list[bytes] = [_entry(message, 0x0A)] if message else []
             in_ring = 0
-            for header, chunks in parts:
-                if header is not None:
+            for entry, placed, chunks in parts:
+                if placed is not None:
+                    header = codec.TensorHeader(dtype=placed[0], shape=placed[1],
+                                                nbytes=placed[2])
                     at = ring.put(chunks[0])  # type: ignore[union-attr]
                     if at is not None:
                         header.shared, header.shared_at = True, at
-                        in_ring += header.nbytes
+                        in_ring += placed[2]
+                        entries.append(_entry(header.SerializeToString()))
                         continue
+                    entry = _entry(header.SerializeToString())
+                entries.append(entry)  # type: ignore[arg-type]
                 payload.extend(chunks)
-            body = env.SerializeToString()
+            body = b"".join(entries)  # an Envelope: field 1 (message), then 2 (tensors)
             head = HEAD.pack(kind, service, method, ident, len(body)) + body
             size = len(head) + sum(c.nbytes for c in payload)
             if size <= _JOIN_MAX:
@@ -115,43 +152,47 @@ class Conn:
             raise ValueError(f"a frame announces a {n}-byte envelope, more than "
                              f"{limits.ENV_MAX_MESSAGE_BYTES}={self._max_envelope}")
         env = Envelope.FromString(self._exactly(n))
-        if any(h.nbytes > self._max_tensor for h in env.tensors):
+        headers = list(env.tensors)
+        # (nbytes, in the ring?) of each, read once: protobuf fields cost per access.
+        sizes = [(h.nbytes, h.shared) for h in headers]
+        if sizes and max(sizes)[0] > self._max_tensor:
             raise ValueError(f"a frame announces a tensor over "
                              f"{limits.ENV_MAX_TENSOR_BYTES}={self._max_tensor} bytes")
-        tensors = self._read_tensors(list(env.tensors))
+        tensors = self._read_tensors(headers, sizes)
         STATS["frames_in"] += 1
-        STATS["bytes_in"] += HEAD.size + n + sum(h.nbytes for h in env.tensors)
+        STATS["bytes_in"] += HEAD.size + n + sum(b for b, _ in sizes)
         STATS["recv_s"] += time.perf_counter() - started
         return kind, service, method, ident, env.message, tensors
 
-    def _read_tensors(self, headers: list[Any]) -> list[Any]:
+    def _read_tensors(self, headers: list[Any], sizes: list[tuple[int, bool]]) -> list[Any]:
         tensors: list[Any] = []
         i = 0
         while i < len(headers):
             j, total = i, 0
-            while j < len(headers) and 0 <= headers[j].nbytes <= _SHARED_READ_MAX \
-                    and not headers[j].shared:
-                total += headers[j].nbytes
+            while j < len(headers) and 0 <= sizes[j][0] <= _SHARED_READ_MAX \
+                    and not sizes[j][1]:
+                total += sizes[j][0]
                 j += 1
             if j > i:
-                tensors += self._read_shared(headers[i:j], total)
+                tensors += self._read_shared(headers[i:j], sizes[i:j], total)
                 i = j
             else:
                 tensors.append(self._read_one(headers[i]))
                 i += 1
         return tensors
 
-    def _read_shared(self, headers: list[Any], total: int) -> list[Any]:
+    def _read_shared(self, headers: list[Any], sizes: list[tuple[int, bool]],
+                     total: int) -> list[Any]:
         raw = bytearray(total)
         if total:
             self._fill(memoryview(raw))
         tensors, offset = [], 0
-        for header in headers:
+        for header, (nbytes, _) in zip(headers, sizes):
             t = codec.view_in(raw, offset, header)
             if t is None:  # strings, empty or unaligned: decoded from a copy of the slice
-                t = codec.decode(header, [memoryview(raw)[offset:offset + header.nbytes]])
+                t = codec.decode(header, [memoryview(raw)[offset:offset + nbytes]])
             tensors.append(t)
-            offset += header.nbytes
+            offset += nbytes
         return tensors
 
     def _read_one(self, header: Any) -> Any:
