@@ -1,6 +1,6 @@
 """A constant read on another task is copied into that task's partition instead of
 crossing as a _Send/_Recv pair every step (runtime/partition.py, _Builder.const_copy);
-a constant with control inputs still crosses, so that what it waits for is waited for.
+a constant with control inputs runs where it is read, after what it waits for.
 Values are checked against the same program in one local session."""
 import numpy as np
 import pytest
@@ -60,7 +60,10 @@ def test_constants_are_copied_to_the_reading_task_with_the_same_results(inproces
     assert any(n.op == "Const" and n.name.startswith("_const/Ftrl/") for n in parts["ps"])
 
 
-def test_a_constant_with_control_inputs_still_crosses(inprocess_cluster):
+def test_a_constant_with_control_inputs_runs_beside_its_reader_after_them(inprocess_cluster):
+    # `after_step` (a Const behind the optimizer's update group, both placed on the
+    # worker) is read only on the ps: both run there (partition._relocate_no_ops), so
+    # nothing crosses for them, and the Const still waits for the update.
     spec, servers = inprocess_cluster
     v, x, step, after, total, _ = _program(tf.train.replica_device_setter(cluster=spec))
     md = tf.RunMetadata()
@@ -69,7 +72,10 @@ def test_a_constant_with_control_inputs_still_crosses(inprocess_cluster):
         got = sess.run(total, {x: [1.0, 1.0, 1.0]},
                        options=tf.RunOptions(output_partition_graphs=True), run_metadata=md)
         v0 = sess.run(v)[0]
-    assert got == 10.0 and v0 != 1.0  # the step ran, and the value came from the worker
-    recv_names = [n.attr["tensor_name"].s.decode() for n in _partitions(md)["ps"]
-                  if n.op == "_Recv"]
-    assert "after_step:0" in recv_names
+    assert got == 10.0 and v0 != 1.0  # the step ran, and the value is the Const's
+    ps = {n.name: n for n in _partitions(md)["ps"]}
+    recv_names = [n.attr["tensor_name"].s.decode() for n in ps.values() if n.op == "_Recv"]
+    assert "after_step:0" not in recv_names, recv_names
+    assert ps["after_step"].op == "Const"
+    assert [i for i in ps["after_step"].input if i.startswith("^")] == ["^" + step.name]
+    assert any(i.startswith("^") for i in ps[step.name].input)  # the group waits for the apply
