@@ -222,3 +222,29 @@ def test_seed_trainer_runs_unchanged(tmp_path):
     assert "tensorweave launch: ps 0 finished" in r.stderr  # exited by itself
     assert "[progress] global step" in r.stderr and "loss" in r.stderr
     assert "all tasks finished" in r.stderr
+
+
+def test_a_ps_that_exits_between_two_polls_is_still_reported(monkeypatch):
+    # The launcher reaps (reports) ended tasks, then asks which still run. A ps that
+    # exits in between used to have its exit code recorded by that question and was
+    # never reported: "all tasks finished" named only the other ps. Here every ps is
+    # made to exit exactly there, after the round's reap.
+    import io
+
+    from tensorweave.launch import process
+    from tensorweave.launch.launcher import LaunchOptions, Launcher
+    script = ("import json, os, sys, time; t = json.loads(os.environ['TF_CONFIG'])['task']; "
+              "time.sleep(1.0 if t['type'] == 'ps' else 0); sys.exit(0)")
+    real_running = process.TaskProcess.running
+
+    def running(self):
+        if self.task.job == "ps" and self.proc is not None:
+            self.proc.wait(30)   # the ps ends right after the reap that missed it
+        return real_running.fget(self)
+    monkeypatch.setattr(process.TaskProcess, "running", property(running))
+    err = io.StringIO()
+    code = Launcher([sys.executable, "-c", script], LaunchOptions(ps=2, workers=1),
+                    out=io.StringIO(), err=err).run()
+    assert code == 0, err.getvalue()
+    for ps in (0, 1):
+        assert f"ps {ps} exited by itself (exit code 0)" in err.getvalue(), err.getvalue()

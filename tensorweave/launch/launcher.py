@@ -228,6 +228,7 @@ class Launcher:
                 self._not_restarted(pending)
             serving = [tp for tp in self.tasks if tp.running]
             if not serving:
+                self._reap()  # those that ended since this round's reap are reported too
                 return self._finished()
             if time.monotonic() - training_done_at > self.options.ps_grace:
                 return self._ps_overstayed(serving)
@@ -239,8 +240,11 @@ class Launcher:
         task succeeded, what the others do is reported and nothing more."""
         # Poll every task first and look at the training tasks first, so that workers
         # which ended together with a ps decide the job before the ps is judged.
-        ended = [tp for tp in self.tasks if tp.returncode is None and tp.poll() is not None]
+        # `reaped`, not the return code, says what is reported: `running` records the
+        # code of a task that exits between two reaps, and it must be reported still.
+        ended = [tp for tp in self.tasks if not tp.reaped and tp.poll() is not None]
         for tp in sorted(ended, key=lambda tp: not tp.task.is_training):
+            tp.reaped = True
             tp.finish_reading()
             self._pump(0)  # print what it wrote before the report about it
             if self._schedule_restart(tp):

@@ -46,6 +46,7 @@ class TaskProcess:
         self._log = log
         self._reader: threading.Thread | None = None
         self.returncode: int | None = None
+        self.reaped = False  # its exit has been reported (Launcher._reap)
         self.stopped_by_launcher = False
 
     def start(self, argv: list[str], env: dict[str, str], events: queue.Queue) -> None:
