@@ -46,6 +46,8 @@ from tensorweave.framework.tensor import Operation
 from tensorweave.runtime.rendezvous import make_key
 
 _block_ids = itertools.count()
+# Nodes that cost next to nothing: a block does not flush early to run only these.
+_NO_WORK = frozenset({"Const", "_Recv", "NoOp", "Identity"})
 
 
 class _Block:
@@ -88,6 +90,7 @@ class BlockPlan:
             members[b].append(i)
         self._fused = fusable_reads(nodes, fetched, block_of)  # Identity -> its _Send
         fused_sends = set(self._fused.values())
+        self._deps = deps
         # Async node -> blocks consuming its outputs (a completion decrements them).
         self._async_succ: dict[int, list[int]] = {i: [] for i, n in enumerate(nodes)
                                                   if n.kind == ASYNC}
@@ -104,6 +107,7 @@ class BlockPlan:
             self.blocks[b].indeg = len(feeders)
             self._compile(b, idx, expr_ns, fused_sends)
         self.roots = [b for b, blk in enumerate(self.blocks) if blk.indeg == 0]
+        del self._deps
 
     @staticmethod
     def _group(nodes: list[Any], deps: list[set[int]]) -> list[int]:
@@ -133,12 +137,42 @@ class BlockPlan:
             return expr
         return f"_borrow({expr})" if mode == "borrow" else f"_deref({expr})"
 
+    def _sends_first(self, idx: list[int]) -> tuple[list[int], int | None]:
+        """`idx` with the nodes its _Sends (and _Recvs) need first, and where the rest
+        begins when real work follows them (None when nothing does).
+
+        A block's Sends are held until the executor runs out of work, so that a burst
+        leaves as one message. When the block goes on computing what no Send needs (a
+        worker's first block: the combiners' segment ids, the dense features), the
+        tasks waiting for those Sends would wait for all of it: the block flushes as
+        soon as its last Send is made instead, and the ps gathers while the worker
+        computes (wide & deep: 209 of the first block's 491 nodes come after).
+        """
+        nodes, members = self._nodes, set(idx)
+        need: set[int] = set()
+        stack = [i for i in idx if nodes[i].op.type in ("_Send", "_Recv")]
+        if not any(nodes[i].op.type == "_Send" for i in stack):
+            return idx, None
+        while stack:
+            i = stack.pop()
+            if i not in need:
+                need.add(i)
+                stack.extend(d for d in self._deps[i] if d in members)
+        rest = [i for i in idx if i not in need]
+        if not any(nodes[i].op.type not in _NO_WORK for i in rest):
+            return idx, None
+        head = [i for i in idx if i in need]
+        return head + rest, len(head)
+
     def _compile(self, b: int, idx: list[int], expr_ns: dict[str, Any],
                  fused_sends: set[int]) -> None:
         lines = ["def _block(step, f, s, run):"]
         ns: dict[str, Any] = dict(expr_ns)
         block = self.blocks[b]
-        for i in idx:
+        idx, rest_at = self._sends_first(idx)
+        for k, i in enumerate(idx):
+            if k == rest_at:
+                lines.append("    run.flush_early(step)")
             if i in fused_sends:
                 continue  # runs with the variable read it is fused with
             lines.append("    " + self._line(i, ns))
@@ -191,7 +225,7 @@ class BlockPlan:
         blocks = self.blocks
         pending = [blk.indeg for blk in blocks]
         ready = collections.deque(self.roots)
-        state = _RunState()
+        state = _RunState(ready)
         while True:
             while ready:
                 b = ready.popleft()
@@ -316,9 +350,10 @@ class _RunState:
     arrived inline (in this thread, while their kernel was being dispatched)."""
 
     __slots__ = ("done_q", "inline", "outstanding", "dispatching", "owner", "waiting",
-                 "_cancel_hooked")
+                 "_cancel_hooked", "ready")
 
-    def __init__(self) -> None:
+    def __init__(self, ready: collections.deque) -> None:
+        self.ready = ready  # the blocks ready to run (BlockPlan.run's queue)
         self.done_q: queue.SimpleQueue = queue.SimpleQueue()
         self.inline: collections.deque = collections.deque()
         self.outstanding = 0
@@ -336,6 +371,12 @@ class _RunState:
             self.inline.append((i, result))
         else:
             self.done_q.put((i, result))
+
+    def flush_early(self, step: Any) -> None:
+        """A block's last Send is made and work that no Send needs follows: the held
+        Sends leave now, unless other blocks are ready (their Sends may join them)."""
+        if not self.ready:
+            step.flush()
 
     def recv(self, step: Any, i: int, key: str, send_device: str) -> None:
         """Node `i` (a _Recv) waits for `key` in the step's rendezvous."""
