@@ -56,6 +56,22 @@ def inprocess_cluster(request: pytest.FixtureRequest) -> Iterator[tuple[dict, di
         s.stop()
 
 
+@pytest.fixture
+def flushed_messages(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, list[str]]]:
+    """Every message a step's held Sends leave in, as (from task, to task, sorted
+    tensor names), recorded in this process for the test's length."""
+    from tensorweave.runtime import rendezvous
+    messages: list[tuple[str, str, list[str]]] = []
+    real_flush = rendezvous.StepRendezvous.flush
+
+    def flush(self: Any) -> None:
+        for dst, items in self._held.items():
+            messages.append((self.task, dst, sorted(k.split(";")[2] for k, _ in items)))
+        real_flush(self)
+    monkeypatch.setattr(rendezvous.StepRendezvous, "flush", flush)
+    return messages
+
+
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[LocalCluster]:
     """1 ps + 2 worker processes; sessions go to the workers' masters over gRPC."""

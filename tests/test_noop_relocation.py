@@ -11,11 +11,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.distributed.server import Server
 from tensorweave.framework.device import device_task
-from tensorweave.runtime import rendezvous
 from tensorweave.runtime.partition import partition
-from tensorweave.testing.cluster import cluster_dict
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -92,36 +89,26 @@ def test_target_noop_runs_beside_its_inputs_on_one_task():
     assert _task_of(parts, "train") == device_task(PS0 + "/replica:0")
 
 
-def test_training_step_on_two_ps_sends_the_worker_no_control_tokens(monkeypatch):
-    spec = cluster_dict(ps=2, workers=1)
-    servers = [Server(spec, job_name=j, task_index=i) for j in spec for i in range(len(spec[j]))]
-    pushes = []          # (from task, to task, tensor names) of every flushed message
-    real_flush = rendezvous.StepRendezvous.flush
-
-    def flush(self):
-        for dst, items in self._held.items():
-            pushes.append((self.task, dst, sorted(k.split(";")[2] for k, _ in items)))
-        real_flush(self)
-    monkeypatch.setattr(rendezvous.StepRendezvous, "flush", flush)
-    try:
-        setter = tf.train.replica_device_setter(
-            ps_tasks=2, worker_device="/job:worker/task:0", cluster=spec)
-        with tf.device(setter):
-            step = tf.train.get_or_create_global_step()
-            w0 = tf.Variable([1.0, 2.0], name="w0")
-            w1 = tf.Variable([3.0, 4.0], name="w1")
-            x = tf.placeholder(tf.float32, [2])
-            loss = tf.reduce_sum(w0 * x) + tf.reduce_sum(w1 * x)
-            train = tf.train.GradientDescentOptimizer(0.5).minimize(loss, global_step=step)
-        assert {w0.device, w1.device} == {"/job:ps/task:0", "/job:ps/task:1"}
-        with tf.Session(servers[-1].target) as sess:
-            sess.run(tf.global_variables_initializer())
-            pushes.clear()
-            sess.run(train, {x: np.array([1.0, -1.0], np.float32)})
-            got = sess.run([w0, w1, step])
-    finally:
-        for s in servers:
-            s.stop()
+@pytest.mark.cluster_shape(ps=2, workers=1)
+def test_training_step_on_two_ps_sends_the_worker_no_control_tokens(inprocess_cluster,
+                                                                      flushed_messages):
+    spec, servers = inprocess_cluster
+    pushes = flushed_messages
+    setter = tf.train.replica_device_setter(
+        ps_tasks=2, worker_device="/job:worker/task:0", cluster=spec)
+    with tf.device(setter):
+        step = tf.train.get_or_create_global_step()
+        w0 = tf.Variable([1.0, 2.0], name="w0")
+        w1 = tf.Variable([3.0, 4.0], name="w1")
+        x = tf.placeholder(tf.float32, [2])
+        loss = tf.reduce_sum(w0 * x) + tf.reduce_sum(w1 * x)
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(loss, global_step=step)
+    assert {w0.device, w1.device} == {"/job:ps/task:0", "/job:ps/task:1"}
+    with tf.Session(servers[("worker", 0)].target) as sess:
+        sess.run(tf.global_variables_initializer())
+        pushes.clear()
+        sess.run(train, {x: np.array([1.0, -1.0], np.float32)})
+        got = sess.run([w0, w1, step])
     np.testing.assert_allclose(got[0], [0.5, 2.5])
     np.testing.assert_allclose(got[1], [2.5, 4.5])
     assert got[2] == 1

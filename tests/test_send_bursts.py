@@ -13,23 +13,16 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.distributed.server import Server
-from tensorweave.runtime import executor, rendezvous
+from tensorweave.runtime import executor
 from tensorweave.testing.cluster import cluster_dict
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 
-def test_recvs_arriving_together_answer_in_one_message(monkeypatch):
+def test_recvs_arriving_together_answer_in_one_message(monkeypatch, flushed_messages):
     spec = cluster_dict(ps=1, workers=1)
     servers = [Server(spec, job_name=j, task_index=i) for j in spec for i in range(len(spec[j]))]
-    pushes = []          # (from task, to task, tensor names) of every flushed message
-    real_flush = rendezvous.StepRendezvous.flush
-
-    def flush(self):
-        for dst, items in self._held.items():
-            pushes.append((self.task, dst, sorted(k.split(";")[2] for k, _ in items)))
-        real_flush(self)
-    monkeypatch.setattr(rendezvous.StepRendezvous, "flush", flush)
+    pushes = flushed_messages
     real_wait = executor.Executor._wait
 
     def wait(self, done_q, step):
