@@ -90,7 +90,6 @@ class BlockPlan:
             members[b].append(i)
         self._fused = fusable_reads(nodes, fetched, block_of)  # Identity -> its _Send
         fused_sends = set(self._fused.values())
-        self._deps = deps
         # Async node -> blocks consuming its outputs (a completion decrements them).
         self._async_succ: dict[int, list[int]] = {i: [] for i, n in enumerate(nodes)
                                                   if n.kind == ASYNC}
@@ -105,9 +104,8 @@ class BlockPlan:
             for kind, j in feeders:
                 (self._async_succ[j] if kind == "a" else self.blocks[j].succ).append(b)
             self.blocks[b].indeg = len(feeders)
-            self._compile(b, idx, expr_ns, fused_sends)
+            self._compile(b, self._sends_first(idx, deps), expr_ns, fused_sends)
         self.roots = [b for b, blk in enumerate(self.blocks) if blk.indeg == 0]
-        del self._deps
 
     @staticmethod
     def _group(nodes: list[Any], deps: list[set[int]]) -> list[int]:
@@ -137,7 +135,8 @@ class BlockPlan:
             return expr
         return f"_borrow({expr})" if mode == "borrow" else f"_deref({expr})"
 
-    def _sends_first(self, idx: list[int]) -> tuple[list[int], int | None]:
+    def _sends_first(self, idx: list[int], deps: list[set[int]]
+                     ) -> tuple[list[int], int | None]:
         """`idx` with the nodes its _Sends (and _Recvs) need first, and where the rest
         begins when real work follows them (None when nothing does).
 
@@ -157,19 +156,19 @@ class BlockPlan:
             i = stack.pop()
             if i not in need:
                 need.add(i)
-                stack.extend(d for d in self._deps[i] if d in members)
+                stack.extend(d for d in deps[i] if d in members)
         rest = [i for i in idx if i not in need]
         if not any(nodes[i].op.type not in _NO_WORK for i in rest):
             return idx, None
         head = [i for i in idx if i in need]
         return head + rest, len(head)
 
-    def _compile(self, b: int, idx: list[int], expr_ns: dict[str, Any],
+    def _compile(self, b: int, order: tuple[list[int], int | None], expr_ns: dict[str, Any],
                  fused_sends: set[int]) -> None:
         lines = ["def _block(step, f, s, run):"]
         ns: dict[str, Any] = dict(expr_ns)
         block = self.blocks[b]
-        idx, rest_at = self._sends_first(idx)
+        idx, rest_at = order  # the block's nodes; where the early flush goes (or None)
         for k, i in enumerate(idx):
             if k == rest_at:
                 lines.append("    run.flush_early(step)")

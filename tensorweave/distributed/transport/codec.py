@@ -148,13 +148,9 @@ def view_in(raw: bytearray, offset: int, header: TensorHeader) -> np.ndarray | N
     np_dtype = _NATIVE_BY_ENUM.get(header.dtype)
     if np_dtype is None or not _WIRE_IS_NATIVE:
         return None
-    shape = tuple(header.shape)
+    shape = _dims(header.shape)
     nbytes = header.nbytes
-    count = 1
-    for d in shape:
-        if d < 0:
-            raise ValueError(f"Tensor header has a negative dimension in shape {shape}")
-        count *= d
+    count = math.prod(shape)
     if nbytes != count * np_dtype.itemsize:
         raise ValueError(f"Tensor header says nbytes={nbytes}, but shape {shape} of "
                          f"{np_dtype} needs {count * np_dtype.itemsize} bytes")
@@ -314,10 +310,15 @@ def _checked_shape(header: TensorHeader) -> tuple[int, ...]:
     if header.dtype not in _WIRE_ENUMS:
         raise ValueError(f"Tensor header has dtype enum {header.dtype}, which is not a "
                          f"transferable type (known: {sorted(_WIRE_ENUMS)})")
-    shape = tuple(header.shape)
-    if shape and min(shape) < 0:
-        raise ValueError(f"Tensor header has a negative dimension in shape {shape}")
+    shape = _dims(header.shape)
     if header.nbytes < 0:
         raise ValueError(f"Tensor header has negative nbytes={header.nbytes}")
     return shape
 
+
+def _dims(shape_field: Any) -> tuple[int, ...]:
+    """A header's shape as a tuple; raises ValueError on a negative dimension."""
+    shape = tuple(shape_field)
+    if shape and min(shape) < 0:
+        raise ValueError(f"Tensor header has a negative dimension in shape {shape}")
+    return shape

@@ -120,15 +120,14 @@ class Conn:
             in_ring = 0
             for entry, placed, chunks in parts:
                 if placed is not None:
-                    header = codec.TensorHeader(dtype=placed[0], shape=placed[1],
-                                                nbytes=placed[2])
                     at = ring.put(chunks[0])  # type: ignore[union-attr]
                     if at is not None:
-                        header.shared, header.shared_at = True, at
                         in_ring += placed[2]
-                        entries.append(_entry(header.SerializeToString()))
+                        entries.append(_entry(codec.TensorHeader(
+                            dtype=placed[0], shape=placed[1], nbytes=placed[2], shared=True,
+                            shared_at=at).SerializeToString()))
                         continue
-                    entry = _entry(header.SerializeToString())
+                    entry = _numeric_entry(*placed)  # the ring is full: in the frame
                 entries.append(entry)  # type: ignore[arg-type]
                 payload.extend(chunks)
             body = b"".join(entries)  # an Envelope: field 1 (message), then 2 (tensors)
@@ -155,7 +154,7 @@ class Conn:
         headers = list(env.tensors)
         # (nbytes, in the ring?) of each, read once: protobuf fields cost per access.
         sizes = [(h.nbytes, h.shared) for h in headers]
-        if sizes and max(sizes)[0] > self._max_tensor:
+        if sizes and max(b for b, _ in sizes) > self._max_tensor:
             raise ValueError(f"a frame announces a tensor over "
                              f"{limits.ENV_MAX_TENSOR_BYTES}={self._max_tensor} bytes")
         tensors = self._read_tensors(headers, sizes)
