@@ -33,11 +33,26 @@ def _feature(value: Any) -> feature_pb2.Feature:
     return feature_pb2.Feature(bytes_list=feature_pb2.BytesList(value=vals))
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
+def _delimited(number: int, payload: bytes) -> bytes:
+    return bytes([number << 3 | 2]) + _varint(len(payload)) + payload
+
+
 def _example(row: dict[str, Any]) -> bytes:
-    ex = example_pb2.Example()
-    for key, value in row.items():  # insertion order: the layout of every example
-        ex.features.feature[key].CopyFrom(_feature(value))
-    return ex.SerializeToString()
+    """An Example whose map entries are written in the row's order. Written by hand:
+    protobuf serializes a map in its own order, which may differ between processes."""
+    entries = b"".join(_delimited(1, _delimited(1, key.encode()) + _delimited(
+        2, _feature(value).SerializeToString())) for key, value in row.items())
+    serialized = _delimited(1, entries)
+    example_pb2.Example.FromString(serialized)  # a valid Example
+    return serialized
 
 
 def _same(a: list[Any], b: list[Any]) -> None:
@@ -181,3 +196,39 @@ def test_random_same_layout_batches_take_the_fast_path(data: Any, kinds: list[st
              for key, kind in zip(keys, kinds)} for _ in range(n)]
     sparse = [(key, _KINDS[kind][0]) for key, kind in zip(keys, kinds)]
     assert _both([_example(r) for r in rows], sparse, []) is not None
+
+
+def test_features_written_in_two_fields_merge_as_protobuf_merges_them() -> None:
+    # Example.features given twice (legal protobuf): the maps merge, in order.
+    rows = [(_example({"a": float(i)}), _example({"b": ("int", [i, 7])})) for i in range(5)]
+    serialized = [first + second for first, second in rows]
+    fast = _both(serialized, [("b", dt.int64)], [("a", dt.float32, [], None)])
+    assert fast is not None
+    assert fast[3].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert fast[1].tolist() == [v for i in range(5) for v in (i, 7)]
+
+
+def test_unknown_fields_of_an_example_are_skipped_as_protobuf_skips_them() -> None:
+    serialized = [_example({"a": float(i)}) + b"\x28\x05" + _delimited(6, b"junk")
+                  for i in range(4)]  # field 5 (varint 5) and field 6 (bytes)
+    assert _both(serialized, [], [("a", dt.float32, [1], None)]) is not None
+
+
+def test_records_whose_length_takes_two_or_three_varint_bytes() -> None:
+    serialized = [_example({"s": b"x" * size, "n": 3}) for size in (100, 200, 20000)]
+    fast = _both(serialized, [("s", dt.string)], [("n", dt.int64, [], None)])
+    assert fast is not None and [len(v) for v in fast[1]] == [100, 200, 20000]
+
+
+def test_lists_of_equal_length_in_every_example() -> None:
+    serialized = [_example({"tags": ("int", [i, i + 1, 300])}) for i in range(6)]
+    fast = _both(serialized, [("tags", dt.int64)], [])
+    assert fast is not None
+    assert fast[0].tolist() == [[i, j] for i in range(6) for j in range(3)]
+    assert fast[2].tolist() == [6, 3]
+
+
+def test_text_instead_of_bytes_is_left_to_the_general_decoder() -> None:
+    serialized: list[Any] = [_example({"a": 1.0}), "not bytes"]
+    assert k.parse_fast(np.asarray(serialized, dtype=object), [],
+                        [("a", dt.float32, [], None)]) is None

@@ -91,12 +91,17 @@ def parse_sparse(fmaps: list[Any], key: str, dtype: Any, names: list[str]) -> li
 
 def sparse_from_counts(counts: np.ndarray, values: np.ndarray) -> list[np.ndarray]:
     """A VarLenFeature's (indices, values, dense_shape) from each example's value count."""
-    rows = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    positions = np.arange(values.size, dtype=np.int64) - starts
-    width = int(counts.max()) if counts.size else 0
+    n = counts.size
+    width = int(counts.max()) if n else 0
+    if n and int(counts.min()) == width:  # as many in every example (one each, typically)
+        rows = np.repeat(np.arange(n, dtype=np.int64), width)
+        positions = np.tile(np.arange(width, dtype=np.int64), n)
+    else:
+        rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+        starts = np.repeat(np.cumsum(counts) - counts, counts)
+        positions = np.arange(values.size, dtype=np.int64) - starts
     return [np.stack([rows, positions], axis=1), values,
-            np.array([counts.size, width], dtype=np.int64)]
+            np.array([n, width], dtype=np.int64)]
 
 
 def parse_dense(fmaps: list[Any], key: str, dtype: Any, shape: list[Any], default: Any,
@@ -192,10 +197,10 @@ def parse_fast(serialized: Any, sparse: list[tuple[str, Any]],
     wanted = list(sparse) + [(key, dtype) for key, dtype, _, _ in dense]
     if any(key not in where for key, _ in wanted):
         return None  # missing from every example: defaults, or an error
-    got = [wire_batch.decode_column(table, where[key], key, dtype) for key, dtype in wanted]
-    if any(g is None for g in got):
+    columns = wire_batch.decode_columns(table, [(where[key], key, dtype)
+                                                for key, dtype in wanted])
+    if columns is None:
         return None
-    columns = [g for g in got if g is not None]
     out = _sparse_outputs([sparse_from_counts(counts, values)
                            for values, counts in columns[:len(sparse)]])
     for (_, _, dims, _), (values, counts) in zip(dense, columns[len(sparse):]):

@@ -6,16 +6,17 @@ wide & deep trainer). But the Examples of one input pipeline are written by one
 program: every example holds the same keys in the same order, each a single list.
 This module reads such a batch straight from the wire format:
 
-1. The serialized examples are joined, each followed by a sentinel (an Example whose
-   Features hold one empty map entry), and parsed ONCE as a *view* message whose
-   `features` field is a singular message of `repeated bytes entry`: protobuf merges
-   the repeated occurrences of a singular message field, so one C call returns every
-   map entry of the batch, raw, in order, with the sentinels marking where each
-   example ends.
+1. The serialized examples are joined, each as one occurrence of field 1 of a *batch
+   view* message (a singular ExampleView, whose `features` field is a singular message
+   of `repeated bytes entry`), each followed by a sentinel occurrence (an ExampleView
+   whose Features hold one empty map entry), and parsed ONCE: protobuf merges the
+   repeated occurrences of a singular message field, so one C call returns every map
+   entry of the batch, raw, in order, with the sentinels marking where each example
+   ends. Each example is parsed within its own length, so no entry can run into the
+   next example, and the view reads an Example's fields as Example's parser does.
 2. The layout is checked, vectorised: every example has the first example's entry
-   count, each example is exactly one Features field whose length is the sum of its
-   entries (so no entry can belong to a neighbour), and entry j of every example is
-   exactly "key field = key j, then one value field".
+   count and entry j of every example is exactly "key field = key j, then one value
+   field" (for all the wanted columns at once where each holds a short list).
 3. Each wanted key's values are decoded from its column of entries with NumPy:
    packed floats (`frombuffer`), packed varints (int64) and single strings; any other
    encoding of a column (several strings, unpacked lists, long lists) goes through
@@ -28,6 +29,7 @@ the errors of record. So this path only ever returns what the general one would.
 """
 from __future__ import annotations
 
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -41,11 +43,13 @@ from tensorweave.framework.proto import feature_pb2
 # the `value` field (1) of each list, all length-delimited (wire type 2).
 _TAG = {"string": 0x0A, "float32": 0x12, "int64": 0x1A}
 _KIND = {"string": "bytes_list", "float32": "float_list", "int64": "int64_list"}
-_SENTINEL = b"\x0a\x02\x0a\x00"  # Features { one map entry of zero bytes }
+# BatchView field 1 holding ExampleView { Features { one map entry of zero bytes } }
+_SENTINEL = b"\x0a\x04\x0a\x02\x0a\x00"
 
 
 def _view_class() -> Any:
-    """ExampleView { EntryList features = 1; }  EntryList { repeated bytes entry = 1; }"""
+    """BatchView { ExampleView ex = 1; }  ExampleView { EntryList features = 1; }
+    EntryList { repeated bytes entry = 1; }"""
     f = descriptor_pb2.FileDescriptorProto(name="tensorweave_example_view.proto",
                                            package="tensorweave_view", syntax="proto3")
     entries = f.message_type.add(name="EntryList")
@@ -56,13 +60,17 @@ def _view_class() -> Any:
                    type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
                    type_name=".tensorweave_view.EntryList")
+    batch = f.message_type.add(name="BatchView")
+    batch.field.add(name="ex", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+                    type_name=".tensorweave_view.ExampleView")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(f)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(
-        "tensorweave_view.ExampleView"))
+        "tensorweave_view.BatchView"))
 
 
-_View = _view_class()
+_Batch = _view_class()
 
 
 def _varint(n: int) -> bytes:
@@ -74,11 +82,6 @@ def _varint(n: int) -> bytes:
         else:
             out.append(low)
             return bytes(out)
-
-
-def _varint_len(n: np.ndarray) -> np.ndarray:
-    """Bytes of the minimal varint of each (non-negative, < 2**35) length."""
-    return 1 + (n >= 1 << 7) + (n >= 1 << 14) + (n >= 1 << 21) + (n >= 1 << 28)
 
 
 class EntryTable:
@@ -110,39 +113,47 @@ class EntryTable:
 
 
 def split_entries(serialized: list[Any]) -> EntryTable | None:
-    """The raw map entries of the batch, or None unless every example is one Features
-    field of the same number of entries (then no entry can have been read across an
-    example's end)."""
-    if not serialized or not all(type(s) is bytes for s in serialized):
-        return None
-    joined = _SENTINEL.join(serialized) + _SENTINEL
-    try:
-        raw = list(_View.FromString(joined).features.entry)
-    except DecodeError:
-        return None
+    """The raw map entries of the batch, or None unless every example holds the same
+    number of entries (none of them empty)."""
     n = len(serialized)
-    m = raw.index(b"") if b"" in raw else -1
-    if m <= 0 or len(raw) != n * (m + 1):
+    if not n:
+        return None
+    try:
+        lens = list(map(len, serialized))
+        try:
+            heads = list(map(_FIELD_HEAD.__getitem__, lens))
+        except KeyError:
+            heads = [_field_head(size) for size in lens]
+        # join() takes bytes-like values only: a str (or any other value) is declined
+        joined = b"".join(chain.from_iterable(zip(heads, serialized, repeat(_SENTINEL, n))))
+        raw = list(_Batch.FromString(joined).ex.features.entry)
+    except (TypeError, DecodeError):
+        return None
+    try:
+        m = raw.index(b"")
+    except ValueError:
+        return None
+    if m == 0 or len(raw) != n * (m + 1):
         return None
     table = EntryTable(raw, n, m)
-    if (table.size[:, m] != 0).any() or (table.size[:, :m] == 0).any():
+    empty = table.size == 0  # only the sentinels may be empty
+    if not empty[:, m].all() or int(empty.sum()) != n:
         return None
-    lens = table.size[:, :m]
-    features = (1 + _varint_len(lens) + lens).sum(axis=1)  # each example's Features size
-    head = _varint_len(features)
-    total = np.fromiter(map(len, serialized), np.int64, n)
-    if not (total == 1 + head + features).all() or head.max() > 3:
-        return None
-    # Each example opens with tag 0x0a and the minimal varint of its Features length.
-    data = np.frombuffer(joined, np.uint8)
-    at = np.cumsum(total + len(_SENTINEL)) - total - len(_SENTINEL)
-    if (data[at] != 0x0A).any():
-        return None
-    for k in range(int(head.max())):
-        want = ((features >> (7 * k)) & 0x7F) | np.where(k < head - 1, 0x80, 0)
-        if ((data[at + 1 + k] != want) & (k < head)).any():
-            return None
     return table
+
+
+# Each record's field head in the batch view (tag 0x0a, then its length as a varint),
+# by length: records of one input pipeline come in few lengths.
+_FIELD_HEAD: dict[int, bytes] = {}
+
+
+def _field_head(size: int) -> bytes:
+    head = _FIELD_HEAD.get(size)
+    if head is None:
+        if len(_FIELD_HEAD) >= 1 << 16:
+            _FIELD_HEAD.clear()
+        head = _FIELD_HEAD[size] = b"\x0a" + _varint(size)
+    return head
 
 
 def keys(table: EntryTable) -> list[str | None]:
@@ -162,19 +173,76 @@ def keys(table: EntryTable) -> list[str | None]:
     return out
 
 
+def decode_columns(table: EntryTable, wanted: list[tuple[int, str, Any]]
+                   ) -> list[tuple[Any, np.ndarray]] | None:
+    """(flat values, count per example) of each wanted (column, key, dtype), or None to
+    defer. Where every entry of every wanted column holds one short list (the usual
+    batch), one pass checks all of them; otherwise each column is read by itself."""
+    fast = _decode_short(table, wanted)
+    if fast is not None:
+        return fast
+    out = [decode_column(table, j, key, dtype) for j, key, dtype in wanted]
+    return None if any(o is None for o in out) else out  # type: ignore[return-value]
+
+
 def decode_column(table: EntryTable, j: int, key: str, dtype: Any
                   ) -> tuple[Any, np.ndarray] | None:
     """(flat values, count per example) of column j (holding `key`), or None to defer."""
+    fast = _decode_short(table, [(j, key, dtype)])
+    if fast is not None:
+        return fast[0]
     head = _head(key)
     p = len(head)
-    size = table.size[:, j]
-    if size.min() >= p + 5:  # the common case: each entry holds a non-empty list
-        fast = _decode_full(table, j, head, dtype)
-        if fast is not None:
-            return fast
-    if size.min() < p or not (table.grid(j, p) == np.frombuffer(head, np.uint8)).all():
+    if table.size[:, j].min() < p or not (table.grid(j, p) == np.frombuffer(head, np.uint8)
+                                          ).all():
         return None
     return _decode_each(table.column(j), p, dtype)
+
+
+class _ShortLayout:
+    """What the entries of some columns look like when each holds one short list:
+    `head, L, tag, L - 2, 0x0a, L - 4, payload` (one-byte lengths), as gather offsets and
+    the bytes expected there."""
+
+    def __init__(self, wanted: tuple[tuple[int, str, str], ...]) -> None:
+        heads = [_head(key) for _, key, _ in wanted]
+        self.cols = np.array([j for j, _, _ in wanted], np.int64)
+        self.head_len = np.array([len(h) for h in heads], np.int64)
+        self.head_at = np.concatenate([np.arange(len(h)) for h in heads])
+        self.head_bytes = np.frombuffer(b"".join(heads), np.uint8)
+        # The five bytes after each head: L * mask + const.
+        self.five = np.tile(np.arange(5), len(wanted))
+        self.mask = np.tile([1, 0, 1, 0, 1], len(wanted))
+        self.const = np.concatenate([[0, _TAG[name], -2, 0x0A, -4] for _, _, name in wanted])
+
+
+_LAYOUTS: dict[tuple[tuple[int, str, str], ...], _ShortLayout] = {}
+
+
+def _decode_short(table: EntryTable, wanted: list[tuple[int, str, Any]]
+                  ) -> list[tuple[Any, np.ndarray]] | None:
+    """The columns' values where each of their entries is `_ShortLayout`, else None."""
+    if not wanted:
+        return []
+    key = tuple((j, k, dtype.name) for j, k, dtype in wanted)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        if len(_LAYOUTS) >= 256:
+            _LAYOUTS.clear()
+        layout = _LAYOUTS[key] = _ShortLayout(key)
+    value_len = table.size[:, layout.cols] - layout.head_len - 1
+    if value_len.min() < 4 or value_len.max() >= 0x80:
+        return None
+    start = table.start[:, layout.cols]
+    heads = table.data[np.repeat(start, layout.head_len, axis=1) + layout.head_at]
+    if not (heads == layout.head_bytes).all():
+        return None
+    lens = table.data[np.repeat(start + layout.head_len, 5, axis=1) + layout.five]
+    if not (lens == np.repeat(value_len, 5, axis=1) * layout.mask + layout.const).all():
+        return None
+    out = [_values(table, j, int(layout.head_len[c]) + 5, value_len[:, c] - 4, dtype)
+           for c, (j, _, dtype) in enumerate(wanted)]
+    return None if any(o is None for o in out) else out  # type: ignore[return-value]
 
 
 def _head(key: str) -> bytes:
@@ -190,33 +258,16 @@ def _values(table: EntryTable, j: int, at: int, payload_len: np.ndarray, dtype: 
         values = np.empty(n, dtype=object)
         values[:] = [e[at:] for e in table.column(j)]
         return values, np.ones(n, np.int64)
+    if n and (payload_len == payload_len[0]).all():  # e.g. a FixedLenFeature's values
+        width = int(payload_len[0])
+        data = table.data[(table.start[:, j] + at)[:, None] + np.arange(width)].reshape(-1)
+    else:
+        data = table.tails(j, at)
     if dtype == _dt.float32:
         if (payload_len % 4).any():
             return None
-        if n and (payload_len == payload_len[0]).all():  # a FixedLenFeature's floats
-            width = int(payload_len[0])
-            data = table.data[(table.start[:, j] + at)[:, None] + np.arange(width)]
-            return data.reshape(-1).view("<f4").astype(np.float32), payload_len // 4
-        return table.tails(j, at).view("<f4").astype(np.float32), payload_len // 4
-    return _varints(table.tails(j, at), payload_len)
-
-
-def _decode_full(table: EntryTable, j: int, head: bytes, dtype: Any
-                 ) -> tuple[Any, np.ndarray] | None:
-    """Entries `head, L, tag, L - 2, 0x0a, L - 4, payload` (one-byte lengths: a packed
-    list of numbers, or one string), vectorised."""
-    p, n = len(head), table.n
-    value_len = table.size[:, j] - p - 1
-    want = np.empty((n, p + 5), np.int64)
-    want[:, :p] = np.frombuffer(head, np.uint8)
-    want[:, p] = value_len
-    want[:, p + 1] = _TAG[dtype.name]
-    want[:, p + 2] = value_len - 2
-    want[:, p + 3] = 0x0A
-    want[:, p + 4] = value_len - 4
-    if value_len.max() >= 0x80 or not (table.grid(j, p + 5) == want).all():
-        return None
-    return _values(table, j, p + 5, value_len - 4, dtype)
+        return data.view("<f4").astype(np.float32), payload_len // 4
+    return _varints(data, payload_len)
 
 
 def _varints(data: np.ndarray, payload_len: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
