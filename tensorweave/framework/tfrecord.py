@@ -199,7 +199,9 @@ def read_records(path: str, compression: Any = None) -> Iterator[bytes]:
 def _plain_records(f: IO[bytes], path: str) -> Iterator[bytes]:
     """read_records of an uncompressed file: records cut from a buffer read 1 MiB at a
     time (two reads and two header slices a record cost ~1 us of a 256-record batch's
-    every record); the same checks and errors as _next_record."""
+    every record); the same checks and errors as _next_record. The CRCs are masked
+    inline (masked_crc32c's call was a third of the time a record took)."""
+    crc, unpack, unpack_crc = google_crc32c.value, _HEADER.unpack_from, _CRC.unpack_from
     buf, pos, base = b"", 0, 0  # base: the file offset of buf[0]
     while True:
         if len(buf) - pos < 12:
@@ -209,8 +211,9 @@ def _plain_records(f: IO[bytes], path: str) -> Iterator[bytes]:
                     raise errors.DataLossError(None, None, f"{path}: truncated record "
                                                f"header at offset {base}")
                 return
-        n, hcrc = _HEADER.unpack_from(buf, pos)
-        if masked_crc32c(buf[pos:pos + 8]) != hcrc:
+        n, hcrc = unpack(buf, pos)
+        h = crc(buf[pos:pos + 8])
+        if ((h >> 15 | h << 17) + _MASK_DELTA) & 0xFFFFFFFF != hcrc:
             raise errors.DataLossError(None, None, f"{path}: corrupted record length at "
                                        f"offset {base + pos}")
         end = pos + 12 + n
@@ -223,7 +226,8 @@ def _plain_records(f: IO[bytes], path: str) -> Iterator[bytes]:
                     None, None, f"{path}: truncated record at offset {base} (length {n}, "
                     f"only {max(len(buf) - 16, 0)} bytes left)")
         data = buf[pos + 12:end]
-        if masked_crc32c(data) != _CRC.unpack_from(buf, end)[0]:
+        h = crc(data)
+        if ((h >> 15 | h << 17) + _MASK_DELTA) & 0xFFFFFFFF != unpack_crc(buf, end)[0]:
             raise errors.DataLossError(None, None, f"{path}: corrupted record data at "
                                        f"offset {base + pos}")
         pos = end + 4

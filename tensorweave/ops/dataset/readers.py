@@ -6,6 +6,7 @@ Example:
 """
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Iterator
 
 import os
@@ -68,7 +69,9 @@ class TFRecordDataset(Dataset):
         compression = self._compression if self._compression is not None else \
             compression_name(_text(np.asarray(rest[0], dtype=object).reshape(())[()]))
         readers = (read_records(_allowed(env, f), compression) for f in files)
-        for rec in _interleave(readers, self._parallel):
+        records = chain.from_iterable(readers) if self._parallel == 1 else \
+            _interleave(readers, self._parallel)
+        for rec in records:
             yield (np.array(rec, dtype=object),)
 
 
