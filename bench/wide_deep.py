@@ -19,9 +19,10 @@ progress line to the last progress line, global steps x batch over that time), w
 task's process CPU per global step there (ps tasks included). With TENSORFLOW_PYTHON set,
 each setting also runs on real TF (compat.v1, TF_USE_LEGACY_KERAS=1 for tf.layers)
 right after ours; TF's ps tasks never exit by themselves, so they are killed once
-the workers end. Each
-setting runs `--rounds` times per framework and keeps the best; the eval AUC of
-each run is printed too (both frameworks learn the same planted signal).
+the workers end. Each setting runs `--rounds` times per framework, alternating (the
+machine's speed drifts), and keeps the best; the ratio of each back-to-back pair's both-workers-running figures and
+their median are printed as well. The eval AUC of each run is printed too (both
+frameworks learn the same planted signal).
 
     .venv/bin/python -m bench.wide_deep [--steps 1000] [--rounds 1] [--only sync]
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import statistics
 import sys
 from typing import Any
 
@@ -71,6 +73,13 @@ def run_job(python: list[str], sync: bool, steps: int) -> dict[str, Any]:
             "tail": {k: v[-1500:] for k, v in text.items()} if not ok else {}}
 
 
+def _steady(r: dict[str, Any] | None) -> float | None:
+    """examples/s where both workers run, if the run had such a window."""
+    if r is None or not r["ok"] or not r["both"].get("ok"):
+        return None
+    return float(r["both"]["examples_per_s"])
+
+
 def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
     good = [r for r in runs if r["ok"]]
     return max(good, key=lambda r: r["examples_per_s"]) if good else runs[-1]
@@ -89,12 +98,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for name, sync in SETTINGS:
         if args.only not in name:
             continue
-        ours = _best([run_job([sys.executable], sync, args.steps) for _ in range(args.rounds)])
-        theirs = _best([run_job([tf_python, "-m", "bench.tf_compat"], sync, args.steps)
-                        for _ in range(args.rounds)]) if tf_python else None
-        results[name] = {"tensorweave": ours, "tensorflow": theirs}
+        # Rounds alternate (ours, then TF's, ...): this machine's speed drifts by tens
+        # of percent over minutes, and a pair run back to back shares its phase.
+        pairs = [(run_job([sys.executable], sync, args.steps),
+                  run_job([tf_python, "-m", "bench.tf_compat"], sync, args.steps)
+                  if tf_python else None) for _ in range(args.rounds)]
+        ours, theirs = _best([o for o, _ in pairs]), \
+            _best([t for _, t in pairs if t]) if tf_python else None
+        paired = [_steady(o) / _steady(t) for o, t in pairs if _steady(o) and _steady(t)]
+        results[name] = {"tensorweave": ours, "tensorflow": theirs, "paired_steady": paired}
         print(f"  {name:14s} tensorweave {_fmt(ours)}\n  {'':14s} tensorflow  {_fmt(theirs)}"
               f"\n  {'':14s} ratio {_ratio(ours, theirs)}", flush=True)
+        if paired:
+            print(f"  {'':14s} both workers running, each round's pair: "
+                  f"{' '.join(f'{r:.2f}' for r in paired)}; median "
+                  f"{statistics.median(paired):.2f}", flush=True)
         for r in (ours, theirs):
             if r and not r["ok"]:
                 for task, tail in r["tail"].items():
