@@ -97,3 +97,50 @@ def test_accumulator_shared_by_name_across_graph_ops():
         sess.run(a.apply_grad(2.0))
         sess.run(b.apply_grad(4.0))
         assert sess.run(b.take_grad(2)) == 3.0
+
+
+@pytest.mark.parametrize("reduction", ["MEAN", "SUM"])
+def test_sparse_accumulator_many_gradients_against_a_row_by_row_sum(reduction):
+    rng = np.random.RandomState(3)
+    grads = [(rng.randint(0, 12, size=rng.randint(0, 9)).astype(np.int64), None)
+             for _ in range(6)]
+    grads = [(i, rng.randn(i.size, 3).astype(np.float32)) for i, _ in grads]
+    # The reference: per row, the sum over gradients (duplicates in one gradient summed)
+    # and, for the mean, the number of gradients that touched the row.
+    sums, touched = {}, {}
+    for idx, vals in grads:
+        for k in set(idx.tolist()):
+            touched[k] = touched.get(k, 0) + 1
+        for k, row in zip(idx.tolist(), vals.astype(np.float64)):
+            sums[k] = sums.get(k, 0.0) + row
+    keys = sorted(sums)
+    want = np.array([sums[k] / (touched[k] if reduction == "MEAN" else 1) for k in keys])
+    acc = tf.SparseConditionalAccumulator(tf.float32, shape=[12, 3], reduction_type=reduction)
+    applies = [acc.apply_grad(i, v, local_step=0) for i, v in grads]
+    out = acc.take_indexed_slices_grad(len(grads))
+    with tf.Session() as sess:
+        for op in applies:
+            sess.run(op)
+        idx, vals, shape = sess.run([out.indices, out.values, out.dense_shape])
+    np.testing.assert_array_equal(idx, keys)
+    np.testing.assert_allclose(vals, want.reshape(-1, 3), rtol=1e-5, atol=1e-6)
+    assert vals.dtype == np.float32 and shape.tolist() == [12, 3]
+
+
+def test_sparse_accumulator_integer_mean_floors_and_empty_take():
+    acc = tf.SparseConditionalAccumulator(tf.int32, shape=[5])
+    a = acc.apply_grad([1, 3], [7, 2], local_step=0)
+    b = acc.apply_grad([3], [5], local_step=0)
+    out = acc.take_indexed_slices_grad(2)
+    empty = tf.SparseConditionalAccumulator(tf.float32, shape=[5, 2])
+    none = empty.apply_grad(np.zeros(0, np.int64), np.zeros((0, 2), np.float32), local_step=0)
+    got = empty.take_indexed_slices_grad(1)
+    with tf.Session() as sess:
+        sess.run([a])
+        sess.run([b])
+        idx, vals = sess.run([out.indices, out.values])
+        sess.run(none)
+        e_idx, e_vals, e_shape = sess.run([got.indices, got.values, got.dense_shape])
+    assert idx.tolist() == [1, 3] and vals.tolist() == [7, 3]  # (2 + 5) // 2
+    assert vals.dtype == np.int32
+    assert e_idx.size == 0 and e_vals.shape == (0, 2) and e_shape.tolist() == [5, 2]
