@@ -213,14 +213,22 @@ class SparseAccumulator(AccumulatorBase):
         grads, self._grads = self._grads, []
         row_shape = self._row_shape or ()
         if grads:
-            keys, where = np.unique(np.concatenate([i for i, _ in grads]), return_inverse=True)
+            idx = np.concatenate([i for i, _ in grads])
+            order = idx.argsort(kind="stable")  # by row; within one, as the gradients came
+            ordered = idx[order]
+            new = np.empty(idx.size, bool)  # where a row's run starts
+            new[:1] = True
+            np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+            keys, row = ordered[new], np.cumsum(new) - 1
             total = np.zeros((keys.size,) + row_shape, self.np_dtype)
-            # add.at adds in order: each row's sum runs over the gradients as they came
-            np.add.at(total, where.reshape(-1), np.concatenate([v for _, v in grads]))
-            # How many gradients touched each row: each gradient's distinct indices.
-            touched = np.unique(np.concatenate([np.unique(i) for i, _ in grads]),
-                                return_counts=True)[1]
-            values = self._reduce(total, touched.reshape((-1,) + (1,) * len(row_shape)))
+            np.add.at(total, row, np.concatenate([v for _, v in grads])[order])  # in order
+            if self.mean:  # each row over the gradients that touched it
+                grad = np.repeat(np.arange(len(grads)), [i.size for i, _ in grads])[order]
+                first = new.copy()  # a row's first value from each gradient
+                first[1:] |= grad[1:] != grad[:-1]
+                touched = np.bincount(row[first], minlength=keys.size)
+                total = self._reduce(total, touched.reshape((-1,) + (1,) * len(row_shape)))
+            values = total
         else:
             keys = np.zeros(0, np.int64)
             values = np.zeros((0,) + row_shape, self.np_dtype)
