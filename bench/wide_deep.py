@@ -20,9 +20,9 @@ task's process CPU per global step there (ps tasks included). With TENSORFLOW_PY
 each setting also runs on real TF (compat.v1, TF_USE_LEGACY_KERAS=1 for tf.layers)
 right after ours; TF's ps tasks never exit by themselves, so they are killed once
 the workers end. Each setting runs `--rounds` times per framework, alternating (the
-machine's speed drifts), and keeps the best; the ratio of each back-to-back pair's both-workers-running figures and
-their median are printed as well. The eval AUC of each run is printed too (both
-frameworks learn the same planted signal).
+machine's speed drifts), and keeps the best; the ratio of each back-to-back pair's
+both-workers-running figures and their median are printed as well. The eval AUC of
+each run is printed too (both frameworks learn the same planted signal).
 
     .venv/bin/python -m bench.wide_deep [--steps 1000] [--rounds 1] [--only sync]
 """
