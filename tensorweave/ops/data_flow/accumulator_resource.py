@@ -224,9 +224,9 @@ class SparseAccumulator(AccumulatorBase):
             np.add.at(total, row, np.concatenate([v for _, v in grads])[order])  # in order
             if self.mean:  # each row over the gradients that touched it
                 grad = np.repeat(np.arange(len(grads)), [i.size for i, _ in grads])[order]
-                first = new.copy()  # a row's first value from each gradient
-                first[1:] |= grad[1:] != grad[:-1]
-                touched = np.bincount(row[first], minlength=keys.size)
+                opens = new.copy()  # a row's first value from each gradient
+                opens[1:] |= grad[1:] != grad[:-1]
+                touched = np.bincount(row[opens], minlength=keys.size)
                 total = self._reduce(total, touched.reshape((-1,) + (1,) * len(row_shape)))
             values = total
         else:
