@@ -181,7 +181,10 @@ class SparseAccumulator(AccumulatorBase):
 
     def __init__(self, name: str, dtype: Any, shape: Any, reduction_type: str) -> None:
         super().__init__(name, dtype, shape, reduction_type)
-        self._grads: list[tuple[np.ndarray, np.ndarray]] = []  # (indices, values) each
+        # (indices, values, touched) each: touched is None for a gradient as it came
+        # (each of its rows counts once), or, for gradients folded into one entry
+        # (distinct rows), how many gradients touched each row.
+        self._grads: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
         self._dense_shape: list[int] | None = None
         self._row_shape: tuple[int, ...] | None = None
 
@@ -192,7 +195,9 @@ class SparseAccumulator(AccumulatorBase):
             raise _invalid(f"Sparse gradient for {self.name} has {idx.shape[0]} indices but "
                            f"values of shape {list(vals.shape)}; they must agree in dim 0.")
         self._check_shapes(vals.shape[1:], dense_shape)
-        self._grads.append((idx, vals))
+        self._grads.append((idx, vals, None))
+        if len(self._grads) >= _FOLD_AT:  # bounded memory for many applies between takes
+            self._grads = [self._fold()]
 
     def _check_shapes(self, row_shape: tuple[int, ...], dense_shape: Any) -> None:
         if self.shape is not None and not _compatible(self.shape[1:], row_shape):
@@ -209,29 +214,38 @@ class SparseAccumulator(AccumulatorBase):
                                f"{self.shape}, gradient dense_shape is {ds}.")
             self._dense_shape = ds
 
+    def _fold(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stored gradients as one entry: distinct rows (sorted), their sums (added
+        in the order the gradients came) and how many gradients touched each."""
+        grads, row_shape = self._grads, self._row_shape or ()
+        idx = np.concatenate([g[0] for g in grads])
+        order = idx.argsort(kind="stable")  # by row; within one, as the gradients came
+        ordered = idx[order]
+        new = np.empty(idx.size, bool)  # where a row's run starts
+        new[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        keys, row = ordered[new], np.cumsum(new) - 1
+        total = np.zeros((keys.size,) + row_shape, self.np_dtype)
+        np.add.at(total, row, np.concatenate([g[1] for g in grads])[order])  # in order
+        # A row's first value from each gradient counts that gradient's touch (a folded
+        # entry's rows are distinct and carry their own counts).
+        grad = np.repeat(np.arange(len(grads)), [g[0].size for g in grads])[order]
+        opens = new.copy()
+        opens[1:] |= grad[1:] != grad[:-1]
+        weight = np.concatenate([np.ones(g[0].size, np.int64) if g[2] is None else g[2]
+                                 for g in grads])[order]
+        touched = np.bincount(row[opens], weights=weight[opens], minlength=keys.size)
+        return keys, total, touched.astype(np.int64)
+
     def _extract(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        grads, self._grads = self._grads, []
         row_shape = self._row_shape or ()
-        if grads:
-            idx = np.concatenate([i for i, _ in grads])
-            order = idx.argsort(kind="stable")  # by row; within one, as the gradients came
-            ordered = idx[order]
-            new = np.empty(idx.size, bool)  # where a row's run starts
-            new[:1] = True
-            np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-            keys, row = ordered[new], np.cumsum(new) - 1
-            total = np.zeros((keys.size,) + row_shape, self.np_dtype)
-            np.add.at(total, row, np.concatenate([v for _, v in grads])[order])  # in order
-            if self.mean:  # each row over the gradients that touched it
-                grad = np.repeat(np.arange(len(grads)), [i.size for i, _ in grads])[order]
-                opens = new.copy()  # a row's first value from each gradient
-                opens[1:] |= grad[1:] != grad[:-1]
-                touched = np.bincount(row[opens], minlength=keys.size)
-                total = self._reduce(total, touched.reshape((-1,) + (1,) * len(row_shape)))
-            values = total
+        if self._grads:
+            keys, values, touched = self._fold()
+            values = self._reduce(values, touched.reshape((-1,) + (1,) * len(row_shape)))
         else:
             keys = np.zeros(0, np.int64)
             values = np.zeros((0,) + row_shape, self.np_dtype)
+        self._grads = []
         shape = self._dense_shape
         if shape is None:
             first = self.shape[0] if self.shape and self.shape[0] is not None else \
@@ -240,3 +254,8 @@ class SparseAccumulator(AccumulatorBase):
         self._dense_shape = None
         return (keys.astype(np.int64, copy=False), values.astype(self.np_dtype, copy=False),
                 np.asarray(shape, dtype=np.int64))
+
+
+# Gradients stored before they are folded into one entry: a sync step brings one per
+# replica, so takes find them unfolded; many applies between takes stay bounded.
+_FOLD_AT = 32
