@@ -141,8 +141,8 @@ class Scaffold:
     @staticmethod
     def default_local_init_op() -> Any:
         """Initializes local variables and lookup tables."""
-        tables = get_default_graph().get_collection(GraphKeys.TABLE_INITIALIZERS)
-        return control_flow_ops.group(var_init.local_variables_initializer(), *tables)
+        return control_flow_ops.group(var_init.local_variables_initializer(),
+                                      var_init.tables_initializer())
 
     @staticmethod
     def get_or_default(arg_name: str, collection_key: str,

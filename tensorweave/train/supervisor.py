@@ -156,7 +156,7 @@ class Supervisor:
         self._init_op = pick(init_op, GraphKeys.INIT_OP, var_init.global_variables_initializer)
         self._local_init_op = pick(local_init_op, GraphKeys.LOCAL_INIT_OP, lambda: (
             control_flow_ops.group(var_init.local_variables_initializer(),
-                                   *g.get_collection(GraphKeys.TABLE_INITIALIZERS))))
+                                   var_init.tables_initializer())))
         self._summary_op = pick(summary_op, GraphKeys.SUMMARY_OP, merge_all_summaries)
         self._saver = pick(saver, GraphKeys.SAVERS, default_saver)
         self._global_step = pick(global_step, GraphKeys.GLOBAL_STEP, self._default_global_step)

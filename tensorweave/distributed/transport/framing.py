@@ -21,6 +21,7 @@ from tensorweave.distributed.protocol.rpc_pb2 import Envelope
 from tensorweave.distributed.transport import codec, limits, shm
 from tensorweave.distributed.transport.base import Tensors
 from tensorweave.framework import errors
+from tensorweave.framework.proto.wire import varint
 
 HEAD = struct.Struct("<BBHqI")
 REQUEST, REPLY, ERROR, PUSH = 1, 2, 3, 4
@@ -45,18 +46,9 @@ def tune(sock: socket.socket) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SOCK_BUF)
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _entry(body: bytes, tag: int = 0x12) -> bytes:
     """A length-delimited field of an Envelope: `tensors` (field 2) by default."""
-    return bytes((tag,)) + _varint(len(body)) + body
+    return bytes((tag,)) + varint(len(body)) + body
 
 
 # Serialized Envelope entries of the numeric headers seen: a step sends the same few

@@ -38,6 +38,7 @@ from google.protobuf.message import DecodeError
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.proto import feature_pb2
+from tensorweave.framework.proto.wire import varint
 
 # Wire tags: Feature's oneof (bytes_list = 1, float_list = 2, int64_list = 3) and
 # the `value` field (1) of each list, all length-delimited (wire type 2).
@@ -71,17 +72,6 @@ def _view_class() -> Any:
 
 
 _Batch = _view_class()
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        if n:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
 
 
 class EntryTable:
@@ -152,7 +142,7 @@ def _field_head(size: int) -> bytes:
     if head is None:
         if len(_FIELD_HEAD) >= 1 << 16:
             _FIELD_HEAD.clear()
-        head = _FIELD_HEAD[size] = b"\x0a" + _varint(size)
+        head = _FIELD_HEAD[size] = b"\x0a" + varint(size)
     return head
 
 
@@ -247,7 +237,7 @@ def _decode_short(table: EntryTable, wanted: list[tuple[int, str, Any]]
 
 def _head(key: str) -> bytes:
     raw = key.encode("utf-8")
-    return b"\x0a" + _varint(len(raw)) + raw + b"\x12"
+    return b"\x0a" + varint(len(raw)) + raw + b"\x12"
 
 
 def _values(table: EntryTable, j: int, at: int, payload_len: np.ndarray, dtype: Any
