@@ -51,7 +51,9 @@ def test_estimator_sample_on_chief_ps_worker_and_evaluator(tmp_path):
     found = re.findall(r"eval accuracy ([0-9.]+) at global step (\d+)", evaluator_log)
     assert found, evaluator_log[-3000:]
     accuracy, step = float(found[-1][0]), int(found[-1][1])
-    assert step == int(final[0]) and accuracy >= 0.9, found
+    # 300 asynchronous Adam steps of two trainers: 0.87-0.96 over 40 runs here (the
+    # trainers' interleaving varies); a model that did not learn scores ~0.1.
+    assert step == int(final[0]) and accuracy >= 0.85, found
     # both trainers trained between-graph on the same variables: one global step in all
     assert tf.train.load_variable(str(model_dir), "global_step") == step
     assert "Loss for final step" in (logs / "worker-0.log").read_text()

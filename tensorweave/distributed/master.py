@@ -8,6 +8,7 @@ reaches the client.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import queue
@@ -35,12 +36,14 @@ DEFAULT_CONNECT_TIMEOUT_S = 30.0
 
 
 class _Part:
-    __slots__ = ("task", "worker", "handle", "feeds", "fetches")
+    __slots__ = ("task", "worker", "handle", "feeds", "fetches", "deferred")
 
     def __init__(self, task: str, worker: Any, handle: str, feeds: list[str],
-                 fetches: list[str]) -> None:
+                 fetches: list[str], deferred: bool = False) -> None:
         self.task, self.worker, self.handle = task, worker, handle
         self.feeds, self.fetches = feeds, fetches
+        # Started by this task's own part, with its first tensors for it (_run_parts).
+        self.deferred = deferred
 
 
 class MasterSession:
@@ -93,7 +96,9 @@ class MasterSession:
         parts = partition(ops, placement, feed_t, fetch_t)
         log.debug("session %s: step of %d ops on tasks %s", self.handle, len(ops), sorted(parts))
         self.master.wait_for_tasks(sorted(parts), timeout_s)
-        return [self._register(p) for p in parts.values()]
+        here = self.master.task
+        return [self._register(p, here in parts and p.task != here and p.waits_for(here))
+                for p in parts.values()]
 
     def _check_filters(self, ops: list, placement: dict[int, str]) -> None:
         """A step may only use devices the session's device_filters allow."""
@@ -115,7 +120,7 @@ class MasterSession:
         """The devices of the cluster this session's device_filters allow."""
         return [d for d in self.master.all_devices() if device_matches_filters(d, self.filters)]
 
-    def _register(self, p: Partition) -> _Part:
+    def _register(self, p: Partition, deferred: bool = False) -> _Part:
         from tensorweave.framework.graph_io import graph_to_graph_def
         worker = self.master.worker(p.task)
         self._check_incarnation(p.task, worker)
@@ -125,7 +130,8 @@ class MasterSession:
             feed=[t.name for t in p.feeds.values()], fetch=[t.name for t in p.fetches.values()])
         resp, _ = worker.call("register_graph", req)
         self._registered.add(p.task)
-        return _Part(p.task, worker, resp.graph_handle, list(p.feeds), list(p.fetches))
+        return _Part(p.task, worker, resp.graph_handle, list(p.feeds), list(p.fetches),
+                     deferred)
 
     def _check_incarnation(self, task: str, worker: Any) -> None:
         """A task that restarted since this session first registered a graph there has
@@ -189,18 +195,49 @@ class MasterSession:
                     threading.Thread(target=self._abort, args=(parts, step_id, err),
                                      daemon=True).start()
             results.put((p, outs, err))
+
+        def start(p: _Part, items: list[tuple[str, Any]]) -> None:
+            """Issues `p`'s RunGraph (after `items`, Sends of this task's part for it)."""
+            args = ("run_graph", request(p), [feed_values[n] for n in p.feeds],
+                    lambda resp, outs, err: finished(p, resp, outs, err))
+            try:
+                if not items:
+                    p.worker.call_async(*args)
+                elif hasattr(p.worker, "push_and_call_async"):
+                    p.worker.push_and_call_async(step_id, items, *args)
+                else:
+                    p.worker.push(step_id, items)
+                    p.worker.call_async(*args)
+            except BaseException as e:
+                finished(p, None, [], e)  # one result per part, whatever happens
+                raise
         inline = next((p for p in parts if p.task == self.master.task), parts[0])
-        for p in parts:
-            if p is not inline:
-                p.worker.call_async("run_graph", request(p), [feed_values[n] for n in p.feeds],
-                                    lambda resp, outs, err, p=p: finished(p, resp, outs, err))
+        remote = [p for p in parts if p is not inline]
+        # Parts with nothing to do before this task's tensors arrive start with them:
+        # one message, and a wake-up fewer on each side (worker.py's defer_starts).
+        local = getattr(inline.worker, "service", None)
+        deferred = {p.task: functools.partial(start, p) for p in remote if p.deferred} \
+            if hasattr(local, "defer_starts") else {}
+        if deferred:
+            local.defer_starts(step_id, deferred)  # type: ignore[union-attr]
+        for p in remote:
+            if p.task not in deferred:
+                start(p, [])
         try:
             resp, outs = inline.worker.call("run_graph", request(inline),
                                             [feed_values[n] for n in inline.feeds])
         except BaseException as e:  # noqa: BLE001 - reported with the others below
             finished(inline, None, [], e)
+            for p in remote:  # the step failed here before they were needed: not run
+                if deferred.pop(p.task, None) is not None:
+                    finished(p, None, [], errors.CancelledError(
+                        None, None, f"Step not started on {p.task}: it failed on "
+                        f"{inline.task} first"))
         else:
             finished(inline, resp, outs, None)
+            for p in remote:  # in case the local part ended without a flush
+                if deferred.pop(p.task, None) is not None:
+                    start(p, [])
         values: dict[str, Any] = {}
         first_error = None
         for _ in parts:

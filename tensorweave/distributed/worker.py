@@ -64,6 +64,7 @@ class WorkerService:
         self._handles = itertools.count(1)
         self._sessions: set[str] = set()
         self._active_steps: dict[int, StepState] = {}
+        self._starts: dict[int, dict[str, Callable[[list[tuple[str, Any]]], None]]] = {}
         self.job_done_event = threading.Event()
         self.sessions_changed = threading.Condition(self._lock)
 
@@ -115,6 +116,7 @@ class WorkerService:
         """Runs one partition for one step; blocks until it finishes or fails."""
         with self._lock:
             reg = self._graphs.get(req.graph_handle)
+            starts = self._starts.pop(req.step_id, None)
         if reg is None:
             raise errors.AbortedError(None, None, f"Graph handle {req.graph_handle} is not "
                                       f"registered on {self.task} (the task restarted?). The "
@@ -126,6 +128,7 @@ class WorkerService:
                          stats=StepStatsCollector() if req.record_timeline else None)
         with self._lock:
             self._active_steps[req.step_id] = step
+            step.rendezvous.starts = starts
         try:
             values = reg.executor.run(list(tensors), step)
             step.flush()  # a part without Recvs holds its Sends until here
@@ -150,6 +153,17 @@ class WorkerService:
             from tensorweave.framework.graph_export import graph_to_graph_def
             resp.partition_graph.add().CopyFrom(graph_to_graph_def(reg.graph))
         return resp
+
+    def defer_starts(self, step_id: int,
+                     starts: dict[str, Callable[[list[tuple[str, Any]]], None]]) -> None:
+        """Other tasks' parts of step `step_id`, to start when this task's part first
+        sends to them (the start goes with those tensors: one message) or first waits.
+
+        The master of this task runs the step's local part in its own thread: holding
+        back a remote part's RunGraph until then saves a message each way per task and
+        step (the remote part's first wait, for those tensors, never happens)."""
+        with self._lock:
+            self._starts[step_id] = starts
 
     def _push(self, task: str, step_id: int, items: list[tuple[str, Any]]) -> None:
         if self.peer is None:

@@ -373,8 +373,9 @@ class _RunState:
 
     def flush_early(self, step: Any) -> None:
         """A block's last Send is made and work that no Send needs follows: the held
-        Sends leave now, unless other blocks are ready (their Sends may join them)."""
-        if not self.ready:
+        Sends leave now, unless other blocks are ready or Recvs of this block already
+        completed (what they unblock runs next: its Sends may join them)."""
+        if not self.ready and not self.inline:
             step.flush()
 
     def recv(self, step: Any, i: int, key: str, send_device: str) -> None:

@@ -16,6 +16,11 @@ from tensorweave.framework.device import device_task as task_name
 from tensorweave.runtime.sendrecv_ops import CONTROL_VALUE
 
 
+# What a part may do before its first Recv without holding anything up (`waits_for`).
+_NO_WORK = frozenset({"Const", "Identity", "NoOp", "_Send", "_Recv", "Placeholder",
+                      "VariableV2", "Variable", "VarHandleOp", "ReadVariableOp"})
+
+
 @dataclass
 class Partition:
     """One task's share of a step."""
@@ -30,6 +35,22 @@ class Partition:
         """Every op but the feed placeholders: sends and updates have no consumers here."""
         fed = {id(t.op) for t in self.feeds.values()}
         return [op for op in self.graph.get_operations() if id(op) not in fed]
+
+    def waits_for(self, task: str) -> bool:
+        """Whether this part has nothing to compute before tensors from `task` arrive:
+        every op but variable reads, constants and Send/Recv needs one of them.
+
+        A ps part of a training step waits for the worker's ids or gradients; started
+        later, with them, it loses nothing (its variable reads are copies it sends)."""
+        after: set[int] = set()  # ops that need a tensor from `task`
+        for op in self.graph.get_operations():  # creation order: inputs come first
+            if op.type == "_Recv" and task_name(op.get_attr("send_device")) == task or any(
+                    id(t.op) in after for t in op.inputs) or any(
+                    id(c) in after for c in op.control_inputs):
+                after.add(id(op))
+            elif op.type not in _NO_WORK:
+                return False
+        return True
 
 
 class _Builder:

@@ -120,6 +120,8 @@ class StepRendezvous:
         self.push = push
         self.push_live = push_live
         self._held: dict[str, list[tuple[str, Any]]] = {}
+        # Other tasks' parts of this step that have not started yet (see `defer_starts`).
+        self.starts: dict[str, Callable[[list[tuple[str, Any]]], None]] | None = None
 
     def send(self, key: str, value: Any) -> None:
         dst = recv_task(key)
@@ -136,14 +138,31 @@ class StepRendezvous:
         if self.push_live is None or dst == self.task:
             self.send(key, live.copy())
         else:
+            start = self.starts.pop(dst, None) if self.starts else None
+            if start is not None:  # its RunGraph first: the live buffer goes out now
+                start([])
             self.push_live(dst, self.step_id, [(key, live)])
 
     def flush(self) -> None:
-        """Pushes every held Send, one message per receiving task."""
+        """Pushes every held Send, one message per receiving task; a task whose part
+        of the step has not started yet gets its start in the same message."""
+        starts = self.starts
         if self._held:
             held, self._held = self._held, {}
             for dst, items in held.items():
-                self.push(dst, self.step_id, items)  # type: ignore[misc]
+                start = starts.pop(dst, None) if starts else None
+                if start is not None:
+                    start(items)
+                else:
+                    self.push(dst, self.step_id, items)  # type: ignore[misc]
+        if starts:
+            self.start_all()
+
+    def start_all(self) -> None:
+        """Starts the other tasks' parts still waiting to (before this part waits)."""
+        starts, self.starts = self.starts, None
+        while starts:  # popped: the dict is the master's record of what has started
+            starts.popitem()[1]([])
 
     def recv_async(self, key: str, send_device: str, callback: Callback) -> None:
         self.local.recv_async(self.step_id, key, callback)

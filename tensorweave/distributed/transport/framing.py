@@ -88,11 +88,38 @@ class Conn:
 
     def send(self, kind: int, service: int, method: int, ident: int, message: bytes,
              tensors: Sequence[Any] = ()) -> None:
+        self.send_many([(kind, service, method, ident, message, tensors)])
+
+    def send_many(self, frames: Sequence[tuple[int, int, int, int, bytes, Sequence[Any]]]
+                  ) -> None:
+        """Writes `frames` (kind, service, method, ident, message, tensors) in order, as
+        one write when they are small: the peer's reader wakes up once for all of them."""
         started = time.perf_counter()
+        encoded = [self._parts(f[5]) for f in frames]
+        with self._wlock:
+            views: list[Any] = []
+            size = in_ring = 0
+            for (kind, service, method, ident, message, _), parts in zip(frames, encoded):
+                head, payload, ringed = self._frame(kind, service, method, ident, message,
+                                                    parts)
+                views.append(head)
+                views.extend(payload)
+                in_ring += ringed
+                size += len(head) + sum(c.nbytes for c in payload)
+            if size <= _JOIN_MAX:
+                self.sock.sendall(b"".join(views) if len(views) > 1 else views[0])
+            else:  # one gathering write per kernel buffer-full, straight from the arrays
+                _send_gathered(self.sock, [memoryview(v) for v in views])
+        STATS["frames_out"] += len(frames)
+        STATS["bytes_out"] += size + in_ring
+        STATS["ring_bytes_out"] += in_ring
+        STATS["send_s"] += time.perf_counter() - started
+
+    def _parts(self, tensors: Sequence[Any]) -> list[tuple[bytes | None, Any, list[Any]]]:
+        """Per tensor: its Envelope entry (serialized TensorHeader) when known now, or
+        (dtype enum, shape, nbytes) when it may go through the ring (placed under the
+        lock, in frame order, as the reader frees in that order); its payload chunks."""
         ring = self.out_ring
-        # Per tensor: its Envelope entry (serialized TensorHeader) when known now, or
-        # (dtype enum, shape, nbytes) when it may go through the ring (placed under the
-        # lock, in frame order, as the reader frees in that order); its payload chunks.
         parts: list[tuple[bytes | None, Any, list[Any]]] = []
         for t in tensors:
             fast = codec.wire_view(t)
@@ -106,33 +133,31 @@ class Conn:
             header, chunks = codec.encode(t, _UNSPLIT)
             header.num_chunks = 0
             parts.append((_entry(header.SerializeToString()), None, chunks))
-        with self._wlock:
-            payload: list[memoryview] = []
-            entries: list[bytes] = [_entry(message, 0x0A)] if message else []
-            in_ring = 0
-            for entry, placed, chunks in parts:
-                if placed is not None:
-                    at = ring.put(chunks[0])  # type: ignore[union-attr]
-                    if at is not None:
-                        in_ring += placed[2]
-                        entries.append(_entry(codec.TensorHeader(
-                            dtype=placed[0], shape=placed[1], nbytes=placed[2], shared=True,
-                            shared_at=at).SerializeToString()))
-                        continue
-                    entry = _numeric_entry(*placed)  # the ring is full: in the frame
-                entries.append(entry)  # type: ignore[arg-type]
-                payload.extend(chunks)
-            body = b"".join(entries)  # an Envelope: field 1 (message), then 2 (tensors)
-            head = HEAD.pack(kind, service, method, ident, len(body)) + body
-            size = len(head) + sum(c.nbytes for c in payload)
-            if size <= _JOIN_MAX:
-                self.sock.sendall(b"".join([head, *payload]) if payload else head)
-            else:  # one gathering write per kernel buffer-full, straight from the arrays
-                _send_gathered(self.sock, [memoryview(head), *payload])
-        STATS["frames_out"] += 1
-        STATS["bytes_out"] += size + in_ring
-        STATS["ring_bytes_out"] += in_ring
-        STATS["send_s"] += time.perf_counter() - started
+        return parts
+
+    def _frame(self, kind: int, service: int, method: int, ident: int, message: bytes,
+               parts: list[tuple[bytes | None, Any, list[Any]]]
+               ) -> tuple[bytes, list[Any], int]:
+        """A frame's head + envelope, its payload views and the bytes it put in the
+        ring (under the write lock: ring places follow the frame order)."""
+        ring = self.out_ring
+        payload: list[Any] = []
+        entries: list[bytes] = [_entry(message, 0x0A)] if message else []
+        in_ring = 0
+        for entry, placed, chunks in parts:
+            if placed is not None:
+                at = ring.put(chunks[0])  # type: ignore[union-attr]
+                if at is not None:
+                    in_ring += placed[2]
+                    entries.append(_entry(codec.TensorHeader(
+                        dtype=placed[0], shape=placed[1], nbytes=placed[2], shared=True,
+                        shared_at=at).SerializeToString()))
+                    continue
+                entry = _numeric_entry(*placed)  # the ring is full: in the frame
+            entries.append(entry)  # type: ignore[arg-type]
+            payload.extend(chunks)
+        body = b"".join(entries)  # an Envelope: field 1 (message), then 2 (tensors)
+        return HEAD.pack(kind, service, method, ident, len(body)) + body, payload, in_ring
 
     def read(self) -> tuple[int, int, int, int, bytes, Tensors]:
         """The next frame; raises ConnectionError at end of stream."""

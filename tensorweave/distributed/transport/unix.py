@@ -278,22 +278,24 @@ class _Link:
             raise
 
     def send(self, kind: int, service: int, method: int, ident: int, message: bytes,
-             tensors: Sequence[Any]) -> None:
+             tensors: Sequence[Any], before: Sequence[Any] = ()) -> None:
+        """Sends one frame, after the frames `before` (in the same write)."""
         conn = self._connected()
         try:
-            conn.send(kind, service, method, ident, message, tensors)
+            conn.send_many([*before, (kind, service, method, ident, message, tensors)])
         except OSError as e:
             self._broken(conn, e)
             raise errors.UnavailableError(None, None, f"Task {self.name} is unavailable: "
                                           f"sending to it failed ({e})") from None
 
     def start(self, service: int, method: Any, mid: int, request: Any, tensors: Sequence[Any],
-              done: Done, call_id: int = 0) -> int:
+              done: Done, call_id: int = 0, before: Sequence[Any] = ()) -> int:
         call_id = call_id or next(self._ids)
         with self._lock:
             self._pending[call_id] = (done, method.response)
         try:
-            self.send(REQUEST, service, mid, call_id, request.SerializeToString(), tensors)
+            self.send(REQUEST, service, mid, call_id, request.SerializeToString(), tensors,
+                      before)
         except BaseException:
             with self._lock:
                 self._pending.pop(call_id, None)
@@ -382,7 +384,8 @@ class UnixPeer:
             raise err
         return resp, out
 
-    def start(self, method: str, request: Any, tensors: Sequence[Any], done: Done) -> int:
+    def start(self, method: str, request: Any, tensors: Sequence[Any], done: Done,
+              before: Sequence[Any] = ()) -> int:
         m = self._methods[method]
         ids = self._inflight
         call_id = next(self._link._ids)
@@ -393,7 +396,7 @@ class UnixPeer:
         ids.add(call_id)
         try:
             return self._link.start(self._sid, m, self._mids[method], request, tensors,
-                                    finished, call_id)
+                                    finished, call_id, before)
         except BaseException:
             ids.discard(call_id)
             raise
@@ -406,8 +409,20 @@ class UnixPeer:
             done(None, [], e)
 
     def push(self, step_id: int, items: list[tuple[str, Any]]) -> None:
+        self._link.send(*self._push_frame(step_id, items))
+
+    def push_and_call_async(self, step_id: int, items: list[tuple[str, Any]], method: str,
+                            request: Any, tensors: Sequence[Any], done: Done) -> None:
+        """`push` then `call_async`, in one write (the peer reads both at one wake-up)."""
+        try:
+            self.start(method, request, tensors, done, [self._push_frame(step_id, items)])
+        except errors.OpError as e:
+            done(None, [], e)
+
+    def _push_frame(self, step_id: int, items: list[tuple[str, Any]]
+                    ) -> tuple[int, int, int, int, bytes, list[Any]]:
         keys = "\n".join(k for k, _ in items).encode()  # keys never hold a newline
-        self._link.send(PUSH, self._sid, 0, step_id, keys, [v for _, v in items])
+        return PUSH, self._sid, 0, step_id, keys, [v for _, v in items]
 
     def close(self) -> None:
         """Fails this peer's calls still in flight with CancelledError; the link (shared
