@@ -92,6 +92,24 @@ def test_a_part_with_work_of_its_own_starts_at_once(inprocess_cluster, monkeypat
     assert deferred == []
 
 
+def test_a_part_this_task_first_waits_for_starts_at_once(inprocess_cluster, monkeypatch):
+    """An MLP's ps part: the worker needs its weights before it sends anything."""
+    _, servers = inprocess_cluster
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(np.eye(2, dtype=np.float32), name="w")
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, [1, 2])
+        grad = tf.matmul(x, w) * 2.0
+    with tf.device("/job:ps/task:0"):
+        update = tf.assign_add(w, tf.tile(grad, [2, 1]))
+    with tf.Session(servers[("worker", 0)].target) as sess:
+        sess.run(tf.global_variables_initializer())
+        deferred = _deferred(monkeypatch, servers[("worker", 0)])
+        got = sess.run(update, {x: [[1.0, 2.0]]})
+    np.testing.assert_allclose(got, [[3.0, 4.0], [2.0, 5.0]])
+    assert deferred == []
+
+
 def test_variable_reads_and_gathered_rows_answer_in_one_message(inprocess_cluster,
                                                                 flushed_messages):
     _, servers = inprocess_cluster
@@ -156,7 +174,9 @@ def test_waits_for_counts_only_work_before_the_tasks_tensors():
         with tf.device("/job:ps/replica:0/task:0"):
             update = tf.assign_sub(v, grad)            # only once the gradient is in
             busy = tf.reduce_sum(tf.exp(v), name="busy")
-        assert _ps_part([read], [update.op]).waits_for(worker)
+        ps_part = _ps_part([read], [update.op])
+        assert ps_part.waits_for(worker)
+        assert ps_part.early_sends() == {worker}             # v's read: before any Recv
         assert not _ps_part([read, busy], [update.op]).waits_for(worker)
         assert not _ps_part([busy], []).waits_for(worker)
 

@@ -96,8 +96,11 @@ class MasterSession:
         parts = partition(ops, placement, feed_t, fetch_t)
         log.debug("session %s: step of %d ops on tasks %s", self.handle, len(ops), sorted(parts))
         self.master.wait_for_tasks(sorted(parts), timeout_s)
+        # A part that has nothing to do before this task's part sends to it, which it
+        # does before waiting for anything, starts with those tensors (_run_parts).
         here = self.master.task
-        return [self._register(p, here in parts and p.task != here and p.waits_for(here))
+        early = parts[here].early_sends() if here in parts else set()
+        return [self._register(p, p.task in early and p.waits_for(here))
                 for p in parts.values()]
 
     def _check_filters(self, ops: list, placement: dict[int, str]) -> None:

@@ -36,6 +36,19 @@ class Partition:
         fed = {id(t.op) for t in self.feeds.values()}
         return [op for op in self.graph.get_operations() if id(op) not in fed]
 
+    def early_sends(self) -> set[str]:
+        """The tasks this part sends to before it waits for anything: tasks of the
+        _Sends that need no _Recv (the first burst of a wide & deep worker: the ids)."""
+        behind: set[int] = set()  # ops that need a Recv's tensor
+        tasks: set[str] = set()
+        for op in self.graph.get_operations():  # creation order: inputs come first
+            if op.type == "_Recv" or any(id(t.op) in behind for t in op.inputs) or any(
+                    id(c) in behind for c in op.control_inputs):
+                behind.add(id(op))
+            elif op.type == "_Send":
+                tasks.add(task_name(op.get_attr("recv_device")))
+        return tasks
+
     def waits_for(self, task: str) -> bool:
         """Whether this part has nothing to compute before tensors from `task` arrive:
         every op but variable reads, constants and Send/Recv needs one of them.
