@@ -7,7 +7,7 @@ from the client's feeds and fetches to tensors of that partition.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.tensor import Operation, Tensor
@@ -39,15 +39,9 @@ class Partition:
     def early_sends(self) -> set[str]:
         """The tasks this part sends to before it waits for anything: tasks of the
         _Sends that need no _Recv (the first burst of a wide & deep worker: the ids)."""
-        behind: set[int] = set()  # ops that need a Recv's tensor
-        tasks: set[str] = set()
-        for op in self.graph.get_operations():  # creation order: inputs come first
-            if op.type == "_Recv" or any(id(t.op) in behind for t in op.inputs) or any(
-                    id(c) in behind for c in op.control_inputs):
-                behind.add(id(op))
-            elif op.type == "_Send":
-                tasks.add(task_name(op.get_attr("recv_device")))
-        return tasks
+        return {task_name(op.get_attr("recv_device"))
+                for op, behind in self._behind(lambda op: op.type == "_Recv")
+                if op.type == "_Send" and not behind}
 
     def waits_for(self, task: str) -> bool:
         """Whether this part has nothing to compute before tensors from `task` arrive:
@@ -55,15 +49,20 @@ class Partition:
 
         A ps part of a training step waits for the worker's ids or gradients; started
         later, with them, it loses nothing (its variable reads are copies it sends)."""
-        after: set[int] = set()  # ops that need a tensor from `task`
-        for op in self.graph.get_operations():  # creation order: inputs come first
-            if op.type == "_Recv" and task_name(op.get_attr("send_device")) == task or any(
-                    id(t.op) in after for t in op.inputs) or any(
-                    id(c) in after for c in op.control_inputs):
-                after.add(id(op))
-            elif op.type not in _NO_WORK:
-                return False
-        return True
+        return all(behind or op.type in _NO_WORK for op, behind in self._behind(
+            lambda op: op.type == "_Recv" and task_name(op.get_attr("send_device")) == task))
+
+    def _behind(self, source: Callable[[Operation], bool]) -> Iterator[tuple[Operation, bool]]:
+        """Each op, in creation order (inputs first), and whether it needs (data or
+        control) an op that `source` picks, or is one."""
+        behind: set[int] = set()
+        for op in self.graph.get_operations():
+            if source(op) or any(id(t.op) in behind for t in op.inputs) or any(
+                    id(c) in behind for c in op.control_inputs):
+                behind.add(id(op))
+                yield op, True
+            else:
+                yield op, False
 
 
 class _Builder:
