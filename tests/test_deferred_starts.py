@@ -181,6 +181,31 @@ def test_waits_for_counts_only_work_before_the_tasks_tensors():
         assert not _ps_part([busy], []).waits_for(worker)
 
 
+def test_resource_lookups_and_shapes_are_no_work_before_the_tasks_tensors():
+    """A sync replica's ps part: its accumulators, the token queue and a sparse
+    gradient's dense_shape (the shape of the variable, cast) need nothing from the
+    worker; the apply and the dequeue behind it wait for the gradient."""
+    worker = "/job:worker/replica:0/task:0"
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/replica:0/task:0"):
+            v = tf.Variable(np.ones([4, 2], np.float32), name="v")
+            acc = tf.SparseConditionalAccumulator(tf.float32, shape=[4, 2], shared_name="acc")
+            q = tf.FIFOQueue(-1, tf.int64, shapes=[[]], name="token_q")
+            dense_shape = tf.cast(tf.shape(v), tf.int64)
+        with tf.device(worker):
+            rows = tf.constant([[1.0, 2.0]]) * 3.0
+        with tf.device("/job:ps/replica:0/task:0"):
+            apply = acc.apply_grad([1], rows, dense_shape, local_step=0)
+            with tf.control_dependencies([apply]):
+                token = q.dequeue()
+            expensive = tf.reduce_sum(tf.exp(tf.cast(tf.shape(v), tf.float32)))
+        with tf.device(worker):
+            got = tf.identity(token)
+        assert _ps_part([got], []).waits_for(worker)
+        # Shapes feeding real math are still work: that part starts at once.
+        assert not _ps_part([got, expensive], []).waits_for(worker)
+
+
 class _CountingSocket(socket.socket):
     writes = 0
 

@@ -19,6 +19,8 @@ from tensorweave.runtime.sendrecv_ops import CONTROL_VALUE
 # What a part may do before its first Recv without holding anything up (`waits_for`).
 _NO_WORK = frozenset({"Const", "Identity", "NoOp", "_Send", "_Recv", "Placeholder",
                       "VariableV2", "Variable", "VarHandleOp", "ReadVariableOp"})
+_SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+_CONVERSIONS = frozenset({"Cast", "Pack", "Reshape", "ExpandDims", "Squeeze", "Identity"})
 
 
 @dataclass
@@ -48,9 +50,20 @@ class Partition:
         every op but variable reads, constants and Send/Recv needs one of them.
 
         A ps part of a training step waits for the worker's ids or gradients; started
-        later, with them, it loses nothing (its variable reads are copies it sends)."""
-        return all(behind or op.type in _NO_WORK for op, behind in self._behind(
-            lambda op: op.type == "_Recv" and task_name(op.get_attr("send_device")) == task))
+        later, with them, it loses nothing (its variable reads are copies it sends).
+        Ops that only look up a resource (a variable, queue or accumulator: `_handle`)
+        are no work either, nor shapes and conversions of shapes and constants (a
+        sparse gradient's dense_shape, a cast local step): a sync replica's ps part
+        holds its accumulators, the token queue and the shapes of its variables."""
+        small: set[int] = set()  # constants, shapes and conversions of them only
+        for op, behind in self._behind(
+                lambda op: op.type == "_Recv" and task_name(op.get_attr("send_device")) == task):
+            if op.type in ("Const", *_SHAPE_OPS) or op.type in _CONVERSIONS and all(
+                    id(t.op) in small for t in op.inputs):
+                small.add(id(op))
+            elif not (behind or op.type in _NO_WORK or _handle(op)):
+                return False
+        return True
 
     def _behind(self, source: Callable[[Operation], bool]) -> Iterator[tuple[Operation, bool]]:
         """Each op, in creation order (inputs first), and whether it needs (data or
@@ -63,6 +76,13 @@ class Partition:
                 yield op, True
             else:
                 yield op, False
+
+
+def _handle(op: Operation) -> bool:
+    """An op that only looks up (or creates) a resource: no inputs, and every output a
+    reference (VariableV2, FIFOQueue, ConditionalAccumulator, ...)."""
+    return not op.inputs and bool(op.outputs) and all(
+        t.dtype.is_ref_dtype for t in op.outputs)
 
 
 class _Builder:
