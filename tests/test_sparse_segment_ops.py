@@ -51,6 +51,23 @@ def test_sparse_segment_reductions(fn, scale):
     check_gradients(lambda d: fn(d, indices, ids) * np.array([[1.0, 2.0]]), [DATA])
 
 
+@pytest.mark.parametrize("row_shape", [(), (16,), (2, 3)])
+def test_sparse_segment_sum_and_mean_against_a_row_by_row_sum(row_shape):
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((50,) + row_shape).astype(np.float32)
+    ids = np.sort(rng.integers(0, 40, 300))            # many entries a segment, some none
+    indices = rng.integers(0, 50, 300)
+    want = np.zeros((ids[-1] + 1,) + row_shape)
+    for i, seg in zip(indices, ids):
+        want[seg] += data[i]
+    counts = np.maximum(np.bincount(ids, minlength=want.shape[0]), 1)
+    got_sum, got_mean = _run([tf.sparse_segment_sum(data, indices, ids),
+                              tf.sparse_segment_mean(data, indices, ids)])
+    np.testing.assert_allclose(got_sum, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_mean, want / counts.reshape((-1,) + (1,) * len(row_shape)),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_sparse_segment_index_out_of_range_is_named():
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 9"):
         _run(tf.sparse_segment_mean(DATA, [0, 9], [0, 1]))

@@ -215,8 +215,8 @@ class SparseAccumulator(AccumulatorBase):
             self._dense_shape = ds
 
     def _fold(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The stored gradients as one entry: distinct rows (sorted), their sums (added
-        in the order the gradients came) and how many gradients touched each."""
+        """The stored gradients as one entry: distinct rows (sorted), their sums and
+        how many gradients touched each."""
         grads, row_shape = self._grads, self._row_shape or ()
         idx = np.concatenate([g[0] for g in grads])
         order = idx.argsort(kind="stable")  # by row; within one, as the gradients came
@@ -225,8 +225,12 @@ class SparseAccumulator(AccumulatorBase):
         new[:1] = True
         np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
         keys, row = ordered[new], np.cumsum(new) - 1
-        total = np.zeros((keys.size,) + row_shape, self.np_dtype)
-        np.add.at(total, row, np.concatenate([g[1] for g in grads])[order])  # in order
+        starts = np.flatnonzero(new)
+        values = np.concatenate([g[1] for g in grads])[order]
+        # Each row's values are adjacent: one reduceat sums them (np.add.at, one element
+        # at a time, took 4-7x longer: 670 us for 4000 rows of 16, on the sync path).
+        total = np.add.reduceat(values, starts, axis=0) if starts.size else \
+            np.zeros((0,) + row_shape, self.np_dtype)
         # A row's first value from each gradient counts that gradient's touch (a folded
         # entry's rows are distinct and carry their own counts).
         grad = np.repeat(np.arange(len(grads)), [g[0].size for g in grads])[order]

@@ -118,7 +118,13 @@ def _sparse_segment(kind: str, data: np.ndarray, indices: np.ndarray,
         # the usual batch): each output row is its entry, scaled by 1.
         return data[indices]
     out = np.zeros((rows,) + data.shape[1:], dtype=data.dtype)
-    np.add.at(out, ids, data[indices])
+    if ids.size and data.ndim > 1:
+        # The ids are sorted (_check_ids): each segment's entries are adjacent, and one
+        # reduceat sums them (np.add.at, one element at a time: 4-7x longer for rows of 16).
+        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+        out[ids[starts]] = np.add.reduceat(data[indices], starts, axis=0)
+    else:
+        np.add.at(out, ids, data[indices])
     counts = np.bincount(ids, minlength=rows)
     scale = _SCALES[kind](counts).astype(data.dtype)
     return out * scale.reshape((-1,) + (1,) * (data.ndim - 1))
