@@ -208,4 +208,11 @@ from tensorweave import feature_column as feature_column
 from tensorweave.ops.lookup.hash_ops import (
     as_string as as_string, string_to_hash_bucket_fast as string_to_hash_bucket_fast)
 
+# --- numerics checks, tf.debugging (issue 11's "noticed": TF1 programs call these) ---
+from tensorweave.ops.control_flow.numerics_ops import (
+    add_check_numerics_ops as add_check_numerics_ops, check_numerics as check_numerics,
+    is_finite as is_finite, is_inf as is_inf, is_nan as is_nan,
+    verify_tensor_all_finite as verify_tensor_all_finite)
+from tensorweave import debugging as debugging
+
 newaxis = None
