@@ -395,6 +395,14 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             ('y', 'T', '', '', 0, False),),
         {
             'T': ('type', False),}),
+    'CheckNumerics': (
+        (
+            ('tensor', 'T', '', '', 0, False),),
+        (
+            ('output', 'T', '', '', 0, False),),
+        {
+            'T': ('type', False),
+            'message': ('string', False),}),
     'ConcatOffset': (
         (
             ('concat_dim', '', '', '', 3, False),
@@ -705,6 +713,27 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             ('y', 'T', '', '', 0, False),),
         {
             'T': ('type', True),}),
+    'IsFinite': (
+        (
+            ('x', 'T', '', '', 0, False),),
+        (
+            ('y', '', '', '', 10, False),),
+        {
+            'T': ('type', False),}),
+    'IsInf': (
+        (
+            ('x', 'T', '', '', 0, False),),
+        (
+            ('y', '', '', '', 10, False),),
+        {
+            'T': ('type', False),}),
+    'IsNan': (
+        (
+            ('x', 'T', '', '', 0, False),),
+        (
+            ('y', '', '', '', 10, False),),
+        {
+            'T': ('type', False),}),
     'IsVariableInitialized': (
         (
             ('ref', 'dtype', '', '', 0, True),),
