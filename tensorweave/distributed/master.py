@@ -226,21 +226,24 @@ class MasterSession:
         for p in remote:
             if p.task not in deferred:
                 start(p, [])
+        failed = False
         try:
             resp, outs = inline.worker.call("run_graph", request(inline),
                                             [feed_values[n] for n in inline.feeds])
         except BaseException as e:  # noqa: BLE001 - reported with the others below
+            failed = True
             finished(inline, None, [], e)
-            for p in remote:  # the step failed here before they were needed: not run
-                if deferred.pop(p.task, None) is not None:
-                    finished(p, None, [], errors.CancelledError(
-                        None, None, f"Step not started on {p.task}: it failed on "
-                        f"{inline.task} first"))
         else:
             finished(inline, resp, outs, None)
-            for p in remote:  # in case the local part ended without a flush
-                if deferred.pop(p.task, None) is not None:
-                    start(p, [])
+        for p in remote:  # deferred parts the local part never started
+            if deferred.pop(p.task, None) is None:
+                continue
+            if failed:  # the step failed here before they were needed: not run
+                finished(p, None, [], errors.CancelledError(
+                    None, None, f"Step not started on {p.task}: it failed on "
+                    f"{inline.task} first"))
+            else:  # the local part ended without a flush
+                start(p, [])
         values: dict[str, Any] = {}
         first_error = None
         for _ in parts:

@@ -19,7 +19,8 @@ from tensorweave.runtime.sendrecv_ops import CONTROL_VALUE
 # What a part may do before its first Recv without holding anything up (`waits_for`).
 _NO_WORK = frozenset({"Const", "Identity", "NoOp", "_Send", "_Recv", "Placeholder",
                       "VariableV2", "Variable", "VarHandleOp", "ReadVariableOp"})
-_SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+# Small by nature (constants, shapes), and conversions that keep what they convert small.
+_SMALL = frozenset({"Const", "Shape", "ShapeN", "Size", "Rank"})
 _CONVERSIONS = frozenset({"Cast", "Pack", "Reshape", "ExpandDims", "Squeeze", "Identity"})
 
 
@@ -58,7 +59,7 @@ class Partition:
         small: set[int] = set()  # constants, shapes and conversions of them only
         for op, behind in self._behind(
                 lambda op: op.type == "_Recv" and task_name(op.get_attr("send_device")) == task):
-            if op.type in ("Const", *_SHAPE_OPS) or op.type in _CONVERSIONS and all(
+            if op.type in _SMALL or op.type in _CONVERSIONS and all(
                     id(t.op) in small for t in op.inputs):
                 small.add(id(op))
             elif not (behind or op.type in _NO_WORK or _handle(op)):
