@@ -45,7 +45,7 @@ def test_scalars_histograms_text_graph_in_tensorboard(tmp_path):
     assert acc.Tensors("notes")[0].tensor_proto.string_val == [b"lr = **0.1**"]
     assert acc.SummaryMetadata("notes").plugin_data.plugin_name == "text"
     node_names = {n.name for n in acc.Graph().node}
-    assert {"x", "x_hist/HistogramSummary"} <= node_names
+    assert {"x", "x_hist"} <= node_names  # TF names a summary op after its scope
 
 
 def test_event_file_framing_and_first_event(tmp_path):

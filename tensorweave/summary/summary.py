@@ -13,6 +13,9 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
+import re
+from collections.abc import Iterator
 from typing import Any
 
 from tensorweave.framework import dtypes as _dt
@@ -21,21 +24,62 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.proto import summary_pb2
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.summary import summary_ops as _ops  # noqa: F401 - registers the ops
+from tensorweave.platform import tf_logging
+
+
+_INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w.]")
+
+
+def clean_tag(name: str | None) -> str | None:
+    """`name` made a valid summary name, as TF 1.x does instead of refusing it.
+
+    Each character a node name may not hold becomes `_` and leading slashes go;
+    a changed name is logged at INFO (TF 1.x's `summary_op_util.clean_tag`).
+
+    Example:
+        >>> clean_tag("local3/weight_loss (raw)")
+        'local3/weight_loss__raw_'
+    """
+    if name is None:
+        return None
+    new_name = _INVALID_TAG_CHARACTERS.sub("_", name).lstrip("/")
+    if new_name != name:
+        tf_logging.info("Summary name %s is illegal; using %s instead.", name, new_name)
+    return new_name
+
+
+@contextlib.contextmanager
+def summary_scope(name: str, family: str | None = None, default_name: str | None = None
+                  ) -> Iterator[tuple[str, str]]:
+    """Opens the name scope of one summary; yields `(tag, scope)`.
+
+    `name` and `family` are cleaned first (`clean_tag`). The scope is
+    `outer/family/name` (made unique); the tag is the scope without its slash,
+    prefixed with `family/` when given, so the family is always the tag's first
+    part: `fam/outer/fam/x`, as TF 1.x writes it.
+
+    Example:
+        >>> with summary_scope("loss (raw)") as (tag, scope):
+        ...     tag
+        'loss__raw_'
+    """
+    name = clean_tag(name) or ""
+    family = clean_tag(family)
+    base = name if family is None else f"{family}/{name}"
+    with get_default_graph().name_scope(base or default_name) as scope:
+        tag = scope.rstrip("/")
+        yield (tag if family is None else f"{family}/{tag}"), scope
 
 
 def _build(op_type: str, name: str, inputs: list[Any], attrs: dict[str, Any] | None,
            collections: Any, family: str | None) -> Tensor:
     g = get_default_graph()
-    outer = g.get_name_scope()
-    with g.name_scope(f"{family}/{name}" if family else name) as scope:
-        tag = scope.rstrip("/")
-        if family:  # TF1: the family comes first in the tag, before any outer scope
-            base = tag[len(outer) + 1:] if outer else tag   # "family/name[_n]"
-            tag = f"{family}/{outer}/{base.split('/', 1)[1]}" if outer else base
+    with summary_scope(name, family) as (tag, scope):
         tag_t = convert_to_tensor(tag, dtype=_dt.string, name="tag")
         args = [tag_t] + [convert_to_tensor(x) if not isinstance(x, Tensor) else x
                           for x in inputs]
-        out = g.create_op(op_type, args, attrs or {}, name=op_type).outputs[0]
+        # TF names the summary op after its scope ("loss", not "loss/ScalarSummary").
+        out = g.create_op(op_type, args, attrs or {}, name=scope).outputs[0]
     keys = [GraphKeys.SUMMARIES] if collections is None else list(collections)
     g.add_to_collections(keys, out)
     return out
@@ -132,8 +176,10 @@ def merge(inputs: list[Any], collections: Any = None, name: str | None = None) -
         >>> merged = tf.summary.merge([loss_summary, acc_summary])
     """
     g = get_default_graph()
-    out = g.create_op("MergeSummary", [[convert_to_tensor(x) for x in inputs]],
-                      name=name or "Merge/MergeSummary").outputs[0]
+    name = clean_tag(name)  # TF cleans a merge's name too, then names "name/name"
+    with g.name_scope(name or "Merge"):
+        out = g.create_op("MergeSummary", [[convert_to_tensor(x) for x in inputs]],
+                          name=name or "MergeSummary").outputs[0]
     if collections:
         g.add_to_collections(list(collections), out)
     return out
@@ -157,6 +203,8 @@ SummaryMetadata = summary_pb2.SummaryMetadata
 
 __all__ = [
     "Event",
+    "clean_tag",
+    "summary_scope",
     "SessionLog",
     "Summary",
     "SummaryMetadata",
