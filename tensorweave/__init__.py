@@ -173,10 +173,11 @@ from tensorweave.framework.op_def import define_op as define_op
 # --- versions and execution mode (TF 1.13+ names); tf.compat (tf.compat.v1 is this API) ---
 from tensorweave.framework import versions as version
 from tensorweave.framework.versions import (
-    COMPILER_VERSION as COMPILER_VERSION, GIT_VERSION as GIT_VERSION,
-    GRAPH_DEF_VERSION as GRAPH_DEF_VERSION,
+    COMPILER_VERSION as COMPILER_VERSION, CXX11_ABI_FLAG as CXX11_ABI_FLAG,
+    GIT_VERSION as GIT_VERSION, GRAPH_DEF_VERSION as GRAPH_DEF_VERSION,
     GRAPH_DEF_VERSION_MIN_CONSUMER as GRAPH_DEF_VERSION_MIN_CONSUMER,
-    GRAPH_DEF_VERSION_MIN_PRODUCER as GRAPH_DEF_VERSION_MIN_PRODUCER, VERSION as VERSION,
+    GRAPH_DEF_VERSION_MIN_PRODUCER as GRAPH_DEF_VERSION_MIN_PRODUCER,
+    MONOLITHIC_BUILD as MONOLITHIC_BUILD, VERSION as VERSION,
     disable_eager_execution as disable_eager_execution,
     disable_v2_behavior as disable_v2_behavior,
     enable_eager_execution as enable_eager_execution,
@@ -329,5 +330,10 @@ from tensorweave.math import (
 newaxis = None
 
 __version__ = VERSION
+# TF 1.x's dunder spellings of the same constants (programs print them).
+__git_version__ = GIT_VERSION
+__compiler_version__ = COMPILER_VERSION
+__cxx11_abi_flag__ = CXX11_ABI_FLAG
+__monolithic_build__ = MONOLITHIC_BUILD
 # Last: compat.v1 looks names up on this module.
 from tensorweave import compat as compat  # noqa: E402

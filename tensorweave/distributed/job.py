@@ -5,10 +5,11 @@ TF 1.x's parameter servers block in `server.join()` forever. Here:
 1. the chief's MonitoredTrainingSession / Supervisor calls `notify_job_done`
    when training ends normally (through its master, which tells every task of
    the "ps" job: `MasterService.job_done` -> `WorkerService.job_done`);
-2. each ps server's `join()` asks its `JobEndWatch` every 0.2 s and returns
-   once the job is done and no live worker session is open on it (a session
-   whose owner no longer answers is closed; after `done_grace_secs` open
-   sessions are given up on).
+2. each ps server's `join()` asks its `JobEndWatch` every 0.2 s and, once the
+   job is done and no live worker session is open on it (a session whose owner
+   no longer answers is closed; after `done_grace_secs` open sessions are given
+   up on), stops the server and ends the process with exit code 0: as in TF,
+   `join()` never returns into the program.
 
 Set TENSORWEAVE_NOTIFY_JOB_DONE=0 to keep TF's behaviour (the ps never exits).
 """
@@ -74,7 +75,7 @@ class JobEndWatch:
         worker: this task's WorkerService (its `job_done_event` and sessions).
         peer: `peer(task)` -> Peer of another task's worker (to see whether the
             master that opened a session still answers).
-        enabled: False keeps TF's behaviour (join() waits for stop()).
+        enabled: False keeps TF's behaviour (join() blocks until stop()).
         grace_secs: after the job is done, how long open sessions may keep it.
     """
 

@@ -56,8 +56,9 @@ class MasterSession:
         self.graph = graph
         self.config = config
         # ConfigProto.device_filters: the devices (and so the tasks) this session may
-        # use; create_session_from_graph has checked that they parse.
-        self.filters = parse_filters(config.device_filters)
+        # use, always with this master's own task; create_session_from_graph has
+        # checked that they parse.
+        self.filters = master.session_filters(config.device_filters)
         self._plans: dict[tuple, list[_Part]] = {}
         self._lock = threading.Lock()
         self._registered: set[str] = set()
@@ -274,7 +275,8 @@ class MasterSession:
         with self._running_lock:
             running = list(self._running.items())
         closed = errors.CancelledError(None, None, f"Session {self.handle} was closed while "
-                                       "the step was running.")
+                                       "the step was running (Session::Close() cancels the "
+                                       "steps in flight).")
         for step_id, parts in running:
             self._abort(parts, step_id, closed)
         for task in self._registered:
@@ -311,6 +313,21 @@ class MasterService:
     def placer(self, config: ConfigProto, filters: list[DeviceSpec] | None = None) -> Placer:
         return Placer(self.tasks, self.job, self.task_index, config.allow_soft_placement,
                       filters)
+
+    def session_filters(self, device_filters: Any) -> list[DeviceSpec]:
+        """`ConfigProto.device_filters` parsed, plus this master's own task.
+
+        As in TF, filters never shut a session out of the task it connected to: a
+        worker's session with `device_filters=["/job:ps"]` still runs its own ops
+        there (and ops with no device go there first). No filters: every device.
+
+        Raises:
+            ValueError: a filter that does not parse, naming it.
+        """
+        filters = parse_filters(device_filters)
+        if filters:
+            filters.append(DeviceSpec(job=self.job, task=self.task_index))
+        return filters
 
     def all_devices(self) -> list[str]:
         """Every device of the cluster (one CPU per task), in job and task order."""
@@ -408,7 +425,7 @@ class MasterService:
         container "worker" clears what default-container ops left on the worker tasks.
         """
         try:
-            filters = parse_filters(req.device_filters)
+            filters = self.session_filters(req.device_filters)
         except ValueError as e:
             raise errors.InvalidArgumentError(None, None, str(e)) from None
         with self._lock:

@@ -24,7 +24,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.device import parse_task_name, task_name
 from tensorweave.framework.file_access import server_policy
 from tensorweave.framework.proto.config_pb2 import ConfigProto
-from tensorweave.runtime.threads import at_exit
+from tensorweave.runtime.threads import at_exit, exit_process
 
 log = logging.getLogger("tensorweave.server")
 
@@ -92,8 +92,10 @@ class Server:
         start: start serving right away.
         bind_all: listen on every interface instead of the cluster address's host
             (also with the environment variable TENSORWEAVE_BIND_ALL=1).
-        exit_when_done: `join()` also returns once the chief has reported the job
-            done and no worker session is open here (TF's ps never exits).
+        exit_when_done: once the chief has reported the job done and no worker
+            session is open here, `join()` stops the server and ends the process
+            with exit code 0 (code after `join()`, which TF never ran, does not run
+            either). False keeps TF's `join()`, which blocks until `stop()`.
         done_grace_secs: after the job is done, how long `join()` waits for open
             sessions (e.g. of a crashed worker) before returning anyway.
         credentials: what every connection to and from this task must prove
@@ -214,16 +216,26 @@ class Server:
             return client
 
     def join(self) -> None:
-        """Blocks until the server is stopped or, with `exit_when_done`, the job ends.
+        """Blocks until the job ends (then exits the process) or the server is stopped.
 
-        The job ends when the chief's MonitoredTrainingSession or Supervisor
-        finishes normally (it tells the ps tasks) and no worker session remains
-        open on this task; then the server stops and join() returns.
+        As in TF, `join()` does not return into the program: TF 1.x programs put
+        nothing after a ps's `server.join()` (or the worker's code, which must not
+        run on a ps). With `exit_when_done` (the default), the job ends when the
+        chief's MonitoredTrainingSession or Supervisor finishes normally (it tells
+        the ps tasks) and no worker session remains open on this task; then the
+        server stops, the exit cleanup and log flushing run, and the process exits
+        with code 0. It returns only after `stop()` (beyond TF, which cannot stop).
+
+        Example:
+            >>> server = tf.train.Server(cluster, job_name="ps", task_index=0)
+            >>> server.join()  # the process ends here with exit 0 once training is done
         """
         while not self._stopped.wait(0.2):
             if self._job_end.finished():
-                log.info("%s: job done, no open sessions: stopping", self.task)
+                log.info("%s: job done, no open sessions: stopping the server and "
+                         "exiting (code 0)", self.task)
                 self.stop()
+                exit_process(0)
 
     def stop(self, grace: float | None = 0.5) -> None:
         """Stops serving and releases the port (beyond TF, which cannot)."""

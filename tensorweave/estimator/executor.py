@@ -108,10 +108,10 @@ class TrainingExecutor:
                       protocol=config.protocol, start=True)
 
     def run_ps(self) -> None:
-        """Serves the variables until the chief ends the job (TF 1.x: forever)."""
+        """Serves the variables until the chief ends the job, when `join()` ends this
+        process with exit code 0 (TF 1.x: forever; neither returns to the caller)."""
         server = self._start_server()
         server.join()
-        logging.info("ps %s: the job is done.", self._estimator.config.task_id)
 
     def run_trainer(self, evaluate: bool = False) -> None:
         """Chief or worker: trains between-graph on this task's server. The legacy

@@ -126,6 +126,17 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
         elem = value._as_graph_element()
         if isinstance(elem, Tensor):
             return convert_to_tensor(elem, dtype, name, preferred_dtype, as_ref)
+    if isinstance(value, (list, tuple)) and not as_ref:
+        inferred = _packed_dtype(value)
+        if inferred is not None:  # a (nested) list holding tensors: TF packs it
+            if dt is None and preferred_dtype is not None:
+                try:
+                    return _autopack(value, _dt.as_dtype(preferred_dtype).base_dtype, inferred,
+                                     name)
+                except (TypeError, ValueError):
+                    pass
+            return _autopack(value, dt.base_dtype if dt is not None else inferred, inferred,
+                             name)
     if dt is None and preferred_dtype is not None:
         try:
             return constant(value, preferred_dtype, name=name or "Const")
@@ -138,6 +149,90 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
         return constant(value, dt, name=name or "Const")
     except ValueError as e:
         raise TypeError(f"Failed to convert {value!r} to a Tensor: {e}") from None
+
+
+def _is_tensor_like(value: Any) -> bool:
+    """A Tensor, or a graph object with a registered conversion (a Variable, ...)."""
+    return isinstance(value, Tensor) or (
+        not isinstance(value, (list, tuple))
+        and any(isinstance(value, base) for base, _ in _CONVERTERS))
+
+
+# Leaves that are never tensors: skipped cheaply when a long list of numbers is scanned.
+_PLAIN_LEAVES = (int, float, complex, str, bytes, np.generic, np.ndarray)
+
+
+def _packed_dtype(values: list[Any] | tuple[Any, ...]) -> _dt.DType | None:
+    """The base dtype of the first tensor-like in nested `values` (None: no tensor)."""
+    for v in values:
+        if isinstance(v, _PLAIN_LEAVES):
+            continue
+        if _is_tensor_like(v):
+            return _dt.as_dtype(v.dtype).base_dtype
+        if isinstance(v, (list, tuple)):
+            found = _packed_dtype(v)
+            if found is not None:
+                return found
+    return None
+
+
+def _autopack(values: list[Any] | tuple[Any, ...], dtype: _dt.DType, inferred: _dt.DType,
+              name: str | None) -> Tensor:
+    """TF's auto-packing: a (nested) list mixing tensors, variables and Python values
+    becomes `Pack` ops (one per nesting level holding a tensor), as `tf.stack` would.
+
+    The dtype is the requested one, else the first tensor's; when a dtype other than
+    the list's own is requested, its tensors are cast to it (TF's rule). Python values
+    become Consts of that dtype.
+
+    Raises:
+        TypeError: a tensor of another dtype in the list (TF's "Cannot convert a list
+            containing a tensor of dtype ..."), naming the tensor and its position.
+    """
+    graph = get_default_graph()
+
+    def pack(items: list[Any] | tuple[Any, ...], scope_name: str,
+             where: str) -> Tensor | list[Any]:
+        must_pack = False
+        elems: list[Any] = []  # Tensors, sub-lists holding no tensor, plain values
+        with graph.name_scope(scope_name) as scope:
+            for i, item in enumerate(items):
+                if _is_tensor_like(item):
+                    t = convert_to_tensor(item)
+                    if dtype != inferred and t.dtype.base_dtype != dtype:
+                        t = graph.create_op("Cast", [t], {"SrcT": t.dtype.base_dtype,
+                                                          "DstT": dtype}).outputs[0]
+                    if t.dtype.base_dtype != dtype:
+                        raise TypeError(
+                            f"Cannot convert a list containing a tensor of dtype "
+                            f"{t.dtype.base_dtype.name} to {dtype.name} (Tensor is: {t!r}): "
+                            f"it is element {where}[{i}] of the list, whose first tensor "
+                            f"has dtype {inferred.name}; tf.cast the elements to one dtype.")
+                    elems.append(t)
+                    must_pack = True
+                elif isinstance(item, (list, tuple)):
+                    sub = pack(item, str(i), f"{where}[{i}]")
+                    must_pack = must_pack or isinstance(sub, Tensor)
+                    elems.append(sub)
+                else:
+                    elems.append(item)
+            if not must_pack:
+                return elems
+            parts: list[Tensor] = []
+            for i, e in enumerate(elems):
+                if isinstance(e, Tensor):
+                    parts.append(e)
+                    continue
+                try:
+                    parts.append(constant(e, dtype, name=str(i)))
+                except (TypeError, ValueError) as err:
+                    raise type(err)(f"{err} (element {where}[{i}] of a list packed with "
+                                    f"tensors into {dtype.name})") from None
+            return graph.create_op("Pack", [parts], {"axis": 0}, name=scope).outputs[0]
+
+    out = pack(values, name or "packed", "")
+    assert isinstance(out, Tensor)  # `values` holds a tensor (the caller checked)
+    return out
 
 
 def _dtype_ok(actual: _dt.DType, wanted: _dt.DType, as_ref: bool) -> bool:

@@ -66,6 +66,17 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             ('z', 'T', '', '', 0, False),),
         {
             'T': ('type', False),}),
+    'AddManySparseToTensorsMap': (
+        (
+            ('sparse_indices', '', '', '', 9, False),
+            ('sparse_values', 'T', '', '', 0, False),
+            ('sparse_shape', '', '', '', 9, False),),
+        (
+            ('sparse_handles', '', '', '', 9, False),),
+        {
+            'T': ('type', False),
+            'container': ('string', True),
+            'shared_name': ('string', True),}),
     'AddN': (
         (
             ('inputs', 'T', 'N', '', 0, False),),
@@ -74,6 +85,17 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
         {
             'N': ('int', False),
             'T': ('type', False),}),
+    'AddSparseToTensorsMap': (
+        (
+            ('sparse_indices', '', '', '', 9, False),
+            ('sparse_values', 'T', '', '', 0, False),
+            ('sparse_shape', '', '', '', 9, False),),
+        (
+            ('sparse_handle', '', '', '', 9, False),),
+        {
+            'T': ('type', False),
+            'container': ('string', True),
+            'shared_name': ('string', True),}),
     'AddV2': (
         (
             ('x', 'T', '', '', 0, False),
@@ -3317,6 +3339,17 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             'container': ('string', True),
             'shared_name': ('string', True),
             'compression_type': ('string', True),}),
+    'TakeManySparseFromTensorsMap': (
+        (
+            ('sparse_handles', '', '', '', 9, False),),
+        (
+            ('sparse_indices', '', '', '', 9, False),
+            ('sparse_values', 'dtype', '', '', 0, False),
+            ('sparse_shape', '', '', '', 9, False),),
+        {
+            'dtype': ('type', False),
+            'container': ('string', True),
+            'shared_name': ('string', True),}),
     'Tan': (
         (
             ('x', 'T', '', '', 0, False),),

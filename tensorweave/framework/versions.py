@@ -1,10 +1,11 @@
 """`tf.version` / `tf.VERSION` / `tf.__version__`, and the execution-mode switches of
 TF 1.13+ (`tf.executing_eagerly`, `tf.disable_eager_execution`, ...).
 
-`__version__` is the TF API level tensorweave implements (1.15), not the package's
-own version, because programs compare it to choose an API path
+`__version__` (= `VERSION`) is the TF API level tensorweave implements (1.15), not
+the package's own version, because programs compare it to choose an API path
 (`if tf.__version__ < "1.13": ...`); tensorweave's own version is
-`tf.version.TENSORWEAVE_VERSION`. There is one execution mode, graphs run by
+`tf.version.TENSORWEAVE_VERSION` (and `tf.GIT_VERSION`/`tf.__git_version__` say
+"tensorweave-<it>"). There is one execution mode, graphs run by
 sessions: switching eager execution off (or TF 2 behaviour off) is a no-op; asking
 for eager execution is an error that says so.
 
@@ -27,12 +28,17 @@ try:
 except metadata.PackageNotFoundError:  # run from a source tree that was never installed
     TENSORWEAVE_VERSION = "unknown"
 GIT_VERSION = f"tensorweave-{TENSORWEAVE_VERSION}"
-COMPILER_VERSION = "python"
+COMPILER_VERSION = "python"  # TF's is its C++ compiler's; nothing here is compiled
+# TF's build flags (ints, as TF's): no C++ library is built, so neither the C++11 ABI nor
+# a monolithic build applies.
+CXX11_ABI_FLAG = 0
+MONOLITHIC_BUILD = 0
+# The GraphDef versions every graph we export carries: TF 1.15's.
 GRAPH_DEF_VERSION_MIN_PRODUCER = 0
 
-__all__ = ["COMPILER_VERSION", "GIT_VERSION", "GRAPH_DEF_VERSION",
+__all__ = ["COMPILER_VERSION", "CXX11_ABI_FLAG", "GIT_VERSION", "GRAPH_DEF_VERSION",
            "GRAPH_DEF_VERSION_MIN_CONSUMER", "GRAPH_DEF_VERSION_MIN_PRODUCER",
-           "TENSORWEAVE_VERSION", "VERSION"]
+           "MONOLITHIC_BUILD", "TENSORWEAVE_VERSION", "VERSION"]
 
 
 def executing_eagerly() -> bool:

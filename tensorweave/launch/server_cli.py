@@ -5,10 +5,11 @@ Run it on each ps machine (or wherever a task only serves): it starts a
 The task comes from `--job/--task/--cluster` or, when those are left out, from
 TF_CONFIG (as Kubeflow's TFJob, SageMaker and Vertex AI set it).
 
-Exit codes: 0 when `join()` returns because the chief reported the job done, or
-after a clean stop on SIGTERM (what Kubernetes sends to stop a pod); 130 after
-a clean stop on SIGINT (Ctrl-C); 2 for a bad cluster/task; 1 if the server
-cannot listen (port in use, address not of this machine).
+Exit codes: 0 when the chief reported the job done (`join()` then ends the
+process itself, as for any ps program), or after a clean stop on SIGTERM (what
+Kubernetes sends to stop a pod); 130 after a clean stop on SIGINT (Ctrl-C); 2 for
+a bad cluster/task; 1 if the server cannot listen (port in use, address not of
+this machine).
 
 Example:
     $ tensorweave server --job ps --task 0 \\
@@ -93,7 +94,8 @@ def serve(cluster: ClusterSpec, job: str, index: int, bind_all: bool = False,
         job, index: this task.
         bind_all: listen on every interface (needed when the address's host name
             resolves to an address that is not bound here, e.g. behind NAT).
-        exit_when_done: return when the chief reports the job done (TF's ps never did).
+        exit_when_done: when the chief reports the job done, end the process with
+            exit code 0 (from `Server.join()`; TF's ps never exits).
         done_grace: seconds to wait for open worker sessions after the job is done.
 
     Returns:
@@ -128,12 +130,12 @@ def serve(cluster: ClusterSpec, job: str, index: int, bind_all: bool = False,
     where = "every interface" if bind_all else cluster.task_address(job, index)
     log.info("%s listening on %s (port %s); target %s", server.task, where,
              cluster.task_address(job, index).rsplit(":", 1)[1], server.target)
-    server.join()
+    server.join()  # at the job's end it exits the process (code 0); returns after stop()
     server.stop()
     if got:
         log.info("%s stopped on %s", server.task, signal.Signals(got[0]).name)
         return 130 if got[0] == signal.SIGINT else 0
-    log.info("%s: job done; exiting", server.task)
+    log.info("%s: stopped; exiting", server.task)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Daemon thread pools, and the cleanup that must run when the program exits.
+"""Daemon thread pools, the cleanup that must run when the program exits, and
+`exit_process`, which ends the process with that cleanup done.
 
 concurrent.futures' pools join their threads at interpreter exit, before any
 `atexit` handler runs: one thread blocked in a step (a queue runner waiting on
@@ -8,10 +9,14 @@ while sessions and servers can still be closed in an orderly way.
 """
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as futures
+import logging
+import os
 import queue
+import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 
 class DaemonPool(futures.Executor):
@@ -94,3 +99,28 @@ def _run_exit_callbacks() -> None:
             fn()
         except Exception:  # noqa: BLE001 - exit must go on
             pass
+
+
+def exit_process(code: int = 0) -> NoReturn:
+    """Ends the process now with `code`, after the cleanup a normal exit would run.
+
+    For calls that never return in TF (a ps's `server.join()`): the code after them
+    must not run, and a thread still blocked somewhere must not hold the exit. First
+    the `at_exit` callbacks (sessions, servers), then the program's `atexit` handlers
+    (logging's among them, which flushes every handler), then stdout/stderr are
+    flushed and the process ends without joining threads.
+
+    Example:
+        >>> exit_process(0)  # doctest: +SKIP
+    """
+    try:
+        _run_exit_callbacks()
+        atexit._run_exitfuncs()
+        logging.shutdown()  # again, in case a handler was added by an atexit handler
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):  # closed or replaced streams
+                pass
+        os._exit(code)

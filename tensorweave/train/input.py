@@ -1,5 +1,7 @@
-"""Queue-based input pipelines: producers (`slice_input_producer`, `string_input_producer`)
-and batchers (`batch`, `shuffle_batch`), each fed by QueueRunner threads.
+"""Queue-based input pipelines: producers (`input_producer`, `string_input_producer`,
+`range_input_producer`, `slice_input_producer`), `limit_epochs`, and the batchers
+(`batch`, `shuffle_batch`, the joins and the `maybe_*` forms, in `input_batch`), each
+fed by QueueRunner threads.
 
 `num_epochs` counts with a LOCAL variable, so run `tf.local_variables_initializer()`
 before starting the queue runners (as in TF 1.x). When the input runs out the
@@ -18,18 +20,24 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, control_dependencies, name_scope
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
-from tensorweave.ops.data_flow.count_ops import count_up_to
-from tensorweave.train.queue_runner import QueueRunner, add_queue_runner
-from tensorweave.ops.array.core_ops import identity
-from tensorweave.ops.state.variables import Variable
-from tensorweave.ops.random.random_ops import random_shuffle
+from tensorweave.framework.tensor_shape import as_shape
+from tensorweave.ops.array.array_ops import gather, shape, size
 from tensorweave.ops.array.array_ops import range as _range
-from tensorweave.ops.array.array_ops import gather, shape
+from tensorweave.ops.array.core_ops import identity
+from tensorweave.ops.control_flow.assert_ops import Assert
+from tensorweave.ops.data_flow.count_ops import count_up_to
+from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue
+from tensorweave.ops.math import math_ops
+from tensorweave.ops.random.random_ops import random_shuffle
+from tensorweave.ops.state.variables import Variable
+from tensorweave.summary import summary
+from tensorweave.train.input_batch import (  # noqa: F401  (tf.train's names live here too)
+    batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
+    maybe_shuffle_batch_join, shuffle_batch, shuffle_batch_join)
+from tensorweave.train.queue_runner import QueueRunner, add_queue_runner
 
 
 def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = None) -> Tensor:
@@ -46,14 +54,14 @@ def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = 
     if num_epochs is None:
         return convert_to_tensor(tensor)
     if num_epochs <= 0:
-        raise ValueError(f"num_epochs must be > 0 (or None for unlimited), got {num_epochs}.")
-    with name_scope(name, "limit_epochs", [tensor]):
+        raise ValueError(f"num_epochs must be > 0 not {num_epochs} (use None for unlimited).")
+    with name_scope(name, "limit_epochs", [tensor]) as scope:
         tensor = convert_to_tensor(tensor)
         counter = Variable(0, name="epochs", trainable=False, dtype=_dt.int64,
                            collections=[GraphKeys.LOCAL_VARIABLES])
         counted = count_up_to(counter, num_epochs)
         with control_dependencies([counted]):
-            return identity(tensor, name="limited")
+            return identity(tensor, name=scope)
 
 
 def input_producer(input_tensor: Any, element_shape: Any = None, num_epochs: int | None = None,
@@ -66,9 +74,14 @@ def input_producer(input_tensor: Any, element_shape: Any = None, num_epochs: int
         input_tensor: a tensor whose rows become the queue's elements.
         element_shape: the rows' shape, if not known statically.
         shuffle: shuffle the rows within each epoch.
+        summary_name: if given, a scalar summary of how full the queue is.
+        name: the queue's name (default: "fifo_queue" in an "input_producer" scope).
 
     Returns:
         The FIFOQueue (a QueueRunner feeding it is in QUEUE_RUNNERS).
+
+    Raises:
+        ValueError: the rows' shape is neither fully defined nor given.
 
     Example:
         >>> q = tf.train.input_producer(tf.constant([1, 2, 3]), num_epochs=1)
@@ -76,17 +89,23 @@ def input_producer(input_tensor: Any, element_shape: Any = None, num_epochs: int
     """
     with name_scope(name, "input_producer", [input_tensor]):
         input_tensor = convert_to_tensor(input_tensor, name="input_tensor")
-        rows = TensorShape(None) if input_tensor.shape.ndims is None else \
-            TensorShape(input_tensor.shape.as_list()[1:])
+        rows = input_tensor.shape.with_rank_at_least(1)[1:]
         element_shape = rows.merge_with(as_shape(element_shape)) \
             if element_shape is not None else rows
+        if not element_shape.is_fully_defined():
+            raise ValueError("Either `input_tensor` must have a fully defined shape or "
+                             f"`element_shape` must be specified: the rows of "
+                             f"{input_tensor.name} have shape {element_shape}.")
         if shuffle:
             input_tensor = random_shuffle(input_tensor, seed=seed)
         input_tensor = limit_epochs(input_tensor, num_epochs)
         q = FIFOQueue(capacity, [input_tensor.dtype.base_dtype], shapes=[element_shape],
-                      shared_name=shared_name, name="fifo_queue")
+                      shared_name=shared_name, name=name or "fifo_queue")
         enq = q.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(q, [enq], cancel_op=cancel_op))
+        if summary_name is not None:
+            summary.scalar(summary_name,
+                           math_ops.cast(q.size(), _dt.float32) * (1.0 / capacity))
         return q
 
 
@@ -96,18 +115,27 @@ def string_input_producer(string_tensor: Any, num_epochs: int | None = None,
                           cancel_op: Any = None) -> FIFOQueue:
     """A queue of strings (e.g. file names) for `num_epochs` epochs.
 
+    An empty list is refused here; a tensor that turns out empty at run time
+    fails the producer's Assert, which closes the queue (readers then see
+    OutOfRangeError).
+
     Raises:
-        ValueError: if `string_tensor` is statically empty.
+        ValueError: if `string_tensor` is an empty Python list.
 
     Example:
         >>> filenames = tf.train.string_input_producer(["a.csv", "b.csv"], num_epochs=1)
     """
-    not_empty = constant_value(convert_to_tensor(string_tensor, dtype=_dt.string))
-    if not_empty is not None and not_empty.size == 0:
-        raise ValueError("string_input_producer needs a non-empty list of strings.")
-    return input_producer(convert_to_tensor(string_tensor, dtype=_dt.string), [], num_epochs,
-                          shuffle, seed, capacity, shared_name, name=name or "input_producer",
-                          cancel_op=cancel_op)
+    not_null_err = "string_input_producer requires a non-null input tensor"
+    if isinstance(string_tensor, (list, tuple)) and not string_tensor:
+        raise ValueError(f"{not_null_err}: got an empty list of strings.")
+    with name_scope(name, "input_producer", [string_tensor]) as scope:
+        string_tensor = convert_to_tensor(string_tensor, dtype=_dt.string)
+        with control_dependencies([Assert(math_ops.greater(size(string_tensor), 0),
+                                          [not_null_err])]):
+            string_tensor = identity(string_tensor)
+        return input_producer(string_tensor, [], num_epochs, shuffle, seed, capacity,
+                              shared_name, summary_name=f"fraction_of_{capacity}_full",
+                              name=scope, cancel_op=cancel_op)
 
 
 def range_input_producer(limit: Any, num_epochs: int | None = None, shuffle: bool = True,
@@ -121,7 +149,7 @@ def range_input_producer(limit: Any, num_epochs: int | None = None, shuffle: boo
     with name_scope(name, "input_producer", [limit]) as scope:
         r = _range(convert_to_tensor(limit, dtype=_dt.int32))
         return input_producer(r, [], num_epochs, shuffle, seed, capacity, shared_name,
-                              name=scope)
+                              summary_name=f"fraction_of_{capacity}_full", name=scope)
 
 
 def slice_input_producer(tensor_list: Sequence[Any], num_epochs: int | None = None,
@@ -140,101 +168,16 @@ def slice_input_producer(tensor_list: Sequence[Any], num_epochs: int | None = No
         >>> x, y = tf.train.slice_input_producer([images, labels], shuffle=True)
     """
     if not tensor_list:
-        raise ValueError("slice_input_producer needs at least one tensor in tensor_list.")
-    with name_scope(name, "input_producer", list(tensor_list)) as scope:
+        raise ValueError("Expected at least one tensor in slice_input_producer(): "
+                         "tensor_list is empty.")
+    with name_scope(name, "input_producer", list(tensor_list)):
         tensors = [convert_to_tensor(t) for t in tensor_list]
-        n = tensors[0].shape[0] if tensors[0].shape.ndims else None
-        range_size = n if n is not None else shape(tensors[0])[0]
-        q = range_input_producer(range_size, num_epochs, shuffle, seed, capacity, shared_name,
-                                 name=scope)
+        range_size = shape(tensors[0])[0]
+        q = range_input_producer(range_size, num_epochs, shuffle, seed, capacity, shared_name)
         index = q.dequeue()
         return [gather(t, index) for t in tensors]
 
-
-# ---- batching ----------------------------------------------------------------------
-def _flat(tensors: Any) -> tuple[list[Tensor], list[str] | None]:
-    if isinstance(tensors, dict):
-        keys = sorted(tensors)
-        return [convert_to_tensor(tensors[k]) for k in keys], keys
-    if isinstance(tensors, (list, tuple)):
-        return [convert_to_tensor(t) for t in tensors], None
-    return [convert_to_tensor(tensors)], None
-
-
-def _shapes(tensors: list[Tensor], shapes: Any, enqueue_many: bool) -> list[TensorShape]:
-    if shapes is not None:
-        return [as_shape(s) for s in shapes]
-    out = []
-    for t in tensors:
-        s = t.shape
-        if enqueue_many:
-            s = TensorShape(None) if s.ndims is None else TensorShape(s.as_list()[1:])
-        out.append(s)  # partially known shapes are fine: the queue checks at run time
-    return out
-
-
-def _batch(queue_fn: Any, tensors: Any, batch_size: Any, num_threads: int, enqueue_many: bool,
-           shapes: Any, allow_smaller_final_batch: bool, name: str | None,
-           default: str) -> Any:
-    with name_scope(name, default, None) as scope:
-        flat, keys = _flat(tensors)
-        queue = queue_fn([t.dtype.base_dtype for t in flat], _shapes(flat, shapes, enqueue_many))
-        enq = queue.enqueue_many(flat) if enqueue_many else queue.enqueue(flat)
-        add_queue_runner(QueueRunner(queue, [enq] * max(1, int(num_threads))))
-        out_name = scope.rstrip("/").rsplit("/", 1)[-1]
-        out = queue.dequeue_up_to(batch_size, name=out_name) if allow_smaller_final_batch \
-            else queue.dequeue_many(batch_size, name=out_name)
-        if keys is not None:
-            outs = out if isinstance(out, list) else [out]
-            return dict(zip(keys, outs))
-        return out
-
-
-def batch(tensors: Any, batch_size: Any, num_threads: int = 1, capacity: int = 32,
-          enqueue_many: bool = False, shapes: Any = None, dynamic_pad: bool = False,
-          allow_smaller_final_batch: bool = False, shared_name: str | None = None,
-          name: str | None = None) -> Any:
-    """Batches `tensors` through a FIFOQueue filled by `num_threads` QueueRunner threads.
-
-    Args:
-        tensors: a tensor, a list/tuple or a dict of tensors (one example each,
-            or a batch each when enqueue_many).
-        batch_size: examples per output batch.
-        capacity: the queue's capacity.
-        shapes: per-tensor shapes (default: their static shapes).
-        dynamic_pad: pad variable-sized tensors (PaddingFIFOQueue).
-        allow_smaller_final_batch: let the last batch be smaller instead of dropped.
-
-    Returns:
-        The batched tensors, structured like `tensors` (one tensor for a
-        one-tensor list, as TF 1.x does).
-
-    Example:
-        >>> xb, yb = tf.train.batch([x, y], batch_size=32, capacity=100)
-    """
-    def make(dtypes: list[Any], shps: list[TensorShape]) -> Any:
-        cls = PaddingFIFOQueue if dynamic_pad else FIFOQueue
-        name_ = "padding_fifo_queue" if dynamic_pad else "fifo_queue"
-        return cls(capacity, dtypes, shapes=shps, shared_name=shared_name, name=name_)
-    return _batch(make, tensors, batch_size, num_threads, enqueue_many, shapes,
-                  allow_smaller_final_batch, name, "batch")
-
-
-def shuffle_batch(tensors: Any, batch_size: Any, capacity: int, min_after_dequeue: int,
-                  num_threads: int = 1, seed: int | None = None, enqueue_many: bool = False,
-                  shapes: Any = None, allow_smaller_final_batch: bool = False,
-                  shared_name: str | None = None, name: str | None = None) -> Any:
-    """Like `batch`, through a RandomShuffleQueue keeping `min_after_dequeue` examples.
-
-    Example:
-        >>> xb, yb = tf.train.shuffle_batch([x, y], 32, capacity=1000, min_after_dequeue=500)
-    """
-    def make(dtypes: list[Any], shps: list[TensorShape]) -> Any:
-        return RandomShuffleQueue(capacity, min_after_dequeue, dtypes, shapes=shps, seed=seed,
-                                  shared_name=shared_name, name="random_shuffle_queue")
-    return _batch(make, tensors, batch_size, num_threads, enqueue_many, shapes,
-                  allow_smaller_final_batch, name, "shuffle_batch")
-
-
 __all__ = ["limit_epochs", "input_producer", "string_input_producer", "range_input_producer",
-           "slice_input_producer", "batch", "shuffle_batch"]
+           "slice_input_producer", "batch", "maybe_batch", "batch_join", "maybe_batch_join",
+           "shuffle_batch", "maybe_shuffle_batch", "shuffle_batch_join",
+           "maybe_shuffle_batch_join"]

@@ -37,14 +37,8 @@ def _int_tensor(value: Any, name: str = "Const") -> Tensor:
     if isinstance(value, TensorShape):
         value = value.as_list()
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
-        dts = {v.dtype.base_dtype for v in value if isinstance(v, Tensor)}
-        if len(dts) > 1:
-            raise TypeError(f"Mixed int32/int64 tensors in one shape or index {value!r}; "
-                            "cast them to one dtype first.")
-        dt = dts.pop()
-        parts = [_int_tensor(v) if isinstance(v, Tensor) else
-                 constant(np.asarray(v, dtype=dt.as_numpy_dtype), dtype=dt) for v in value]
-        return _create("Pack", [parts], {"axis": 0}, "packed").outputs[0]
+        # Packed by convert_to_tensor (TF's auto-packing and its dtype rules), then checked.
+        return _int_tensor(convert_to_tensor(value, name="packed"))
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu" and arr.size:
         raise TypeError(f"Expected integers for a shape or index, got {value!r}.")

@@ -272,7 +272,7 @@ class PaddingFIFOQueueResource(QueueResource):
         dt = self.dtypes[i].as_numpy_dtype
         full = np.max(np.array([p.shape for p in parts]), axis=0)
         out = np.zeros((len(parts),) + tuple(int(d) for d in full), dtype=dt)
-        if dt is object:
+        if np.dtype(dt) == object:  # tf.string pads with b"" (TF's default for strings)
             out[...] = b""
         for j, p in enumerate(parts):
             out[(j,) + tuple(slice(0, d) for d in p.shape)] = p

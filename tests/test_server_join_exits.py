@@ -1,0 +1,126 @@
+"""`Server.join()` never returns into the program, as in TF.
+
+TF 1.x programs write `if job_name == "ps": server.join()` and put the worker's
+code after it: TF's join() blocks forever, so that code never runs on a ps. Here,
+once the chief ends the job, join() stops the server, runs the exit cleanup
+(at_exit callbacks, atexit handlers, logging and stdio flushes) and ends the process
+with exit code 0 itself, so the code after join() does not run either, and a thread
+still blocked in the ps process does not hold the exit. `Server(exit_when_done=False)`
+keeps TF's block-forever; `stop()` (beyond TF) still makes join() return.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.distributed.server import Server
+from tensorweave.testing.cluster import cluster_dict
+
+pytestmark = pytest.mark.usefixtures("fresh_graph")
+
+# The ps side of a TF1 program, with what a normal exit would do made visible: a
+# block-buffered print, an atexit handler, a log line, and a thread blocked forever.
+PS_PROGRAM = textwrap.dedent("""
+    import atexit, json, logging, sys, threading
+    import tensorweave as tf
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    cluster, exit_when_done = json.loads(sys.argv[1]), sys.argv[2] == "1"
+    server = tf.train.Server(cluster, job_name="ps", task_index=0,
+                             exit_when_done=exit_when_done)
+    atexit.register(lambda: print("atexit handler ran", flush=False))
+    threading.Thread(target=threading.Event().wait, daemon=False).start()  # never ends
+    print("ps serving", flush=False)  # stdout is a pipe: block-buffered until flushed
+    server.join()
+    print("code after join() ran")
+    raise SystemExit(3)
+""")
+
+
+def _start_ps(tmp_path, spec, exit_when_done: bool) -> subprocess.Popen:
+    script = tmp_path / "ps.py"
+    script.write_text(PS_PROGRAM)
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)  # stdout stays block-buffered: the exit must flush it
+    return subprocess.Popen(
+        [sys.executable, str(script), json.dumps(spec), "1" if exit_when_done else "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _train_as_chief(spec) -> None:
+    """Worker 0 in this process trains a few steps with MonitoredTrainingSession,
+    whose normal end tells the ps tasks the job is done."""
+    worker = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
+    try:
+        with tf.device(tf.train.replica_device_setter(
+                worker_device="/job:worker/task:0", cluster=spec)):
+            x = tf.placeholder(tf.float32, [None, 1])
+            w = tf.get_variable("w", [1, 1], initializer=tf.zeros_initializer())
+            loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+            step = tf.train.get_or_create_global_step()
+            train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        cfg = tf.ConfigProto(operation_timeout_in_ms=30000)
+        with tf.train.MonitoredTrainingSession(
+                master=worker.target, is_chief=True, config=cfg,
+                hooks=[tf.train.StopAtStepHook(last_step=3)]) as sess:
+            while not sess.should_stop():
+                sess.run(train, {x: np.ones([2, 1], np.float32)})
+    finally:
+        worker.stop()
+
+
+def _stop(proc: subprocess.Popen) -> tuple[str, str]:
+    if proc.poll() is None:
+        proc.kill()
+    return proc.communicate(timeout=30)
+
+
+def test_join_ends_the_ps_process_with_exit_0_and_skips_the_code_after_it(tmp_path):
+    spec = cluster_dict(ps=1, workers=1)
+    ps = _start_ps(tmp_path, spec, exit_when_done=True)
+    try:
+        _train_as_chief(spec)
+        code = ps.wait(timeout=60)
+    finally:
+        out, err = _stop(ps)
+    assert code == 0, out + err
+    assert "code after join() ran" not in out
+    # the exit cleanup ran and flushed: buffered stdout, atexit handlers, log lines
+    assert "ps serving" in out and "atexit handler ran" in out
+    assert "job done, no open sessions: stopping the server and exiting (code 0)" in err
+
+
+def test_exit_when_done_false_keeps_tfs_block_forever(tmp_path):
+    spec = cluster_dict(ps=1, workers=1)
+    ps = _start_ps(tmp_path, spec, exit_when_done=False)
+    try:
+        _train_as_chief(spec)
+        time.sleep(1.5)  # well past join()'s 0.2 s poll of the job's end
+        assert ps.poll() is None, "the ps exited although exit_when_done=False"
+    finally:
+        out, err = _stop(ps)
+    assert "code after join() ran" not in out
+
+
+def test_stop_makes_join_return_in_the_same_process():
+    spec = cluster_dict(ps=1, workers=1)
+    server = Server(spec, job_name="ps", task_index=0)  # exit_when_done: the job never ends
+    timer = threading.Timer(0.3, server.stop)
+    timer.start()
+    started = time.monotonic()
+    server.join()
+    timer.join()
+    assert time.monotonic() - started < 10
+
+
+def test_tf_distribute_server_is_tf_train_server():
+    assert tf.distribute.Server is tf.train.Server
+    assert tf.compat.v1.distribute.Server is tf.train.Server
