@@ -19,9 +19,12 @@ from tensorweave.train.training_util import (
 from tensorweave.framework.graph_io import write_graph as write_graph
 from tensorweave.train.coordinator import Coordinator as Coordinator, LooperThread as LooperThread
 from tensorweave.train.input import (
-    batch as batch, input_producer as input_producer, limit_epochs as limit_epochs,
+    batch as batch, batch_join as batch_join, input_producer as input_producer,
+    limit_epochs as limit_epochs, maybe_batch as maybe_batch,
+    maybe_batch_join as maybe_batch_join, maybe_shuffle_batch as maybe_shuffle_batch,
+    maybe_shuffle_batch_join as maybe_shuffle_batch_join,
     range_input_producer as range_input_producer, shuffle_batch as shuffle_batch,
-    slice_input_producer as slice_input_producer,
+    shuffle_batch_join as shuffle_batch_join, slice_input_producer as slice_input_producer,
     string_input_producer as string_input_producer)
 from tensorweave.train.queue_runner import (
     QueueRunner as QueueRunner, add_queue_runner as add_queue_runner,
