@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph import Graph, get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.data_flow import queue_kernels  # noqa: F401 - registers the ops
@@ -50,6 +50,7 @@ class QueueBase:
             [TensorShape(None) for _ in self._dtypes]
         self._names = list(names) if names is not None else None
         self._queue_ref = queue_ref
+        self._body_refs: dict[Graph, Tensor] = {}
 
     @property
     def queue_ref(self) -> Tensor:
@@ -70,6 +71,30 @@ class QueueBase:
     @property
     def names(self) -> list[str] | None:
         return None if self._names is None else list(self._names)
+
+    def _graph_and_handle(self) -> tuple[Graph, Tensor]:
+        """Where this queue's ops go, and the handle they take there.
+
+        Ops go into the default graph when it is a cond/while body inside the
+        queue's graph (`tf.cond(p, lambda: q.enqueue(x), tf.no_op)` must enqueue when
+        the branch runs, not once outside it). A reference reaches a body only as a
+        snapshot, so there the body gets its own queue op naming the same resource
+        (shared_name: the outer op's, or its node name, the resource's key).
+        """
+        g, ref = get_default_graph(), self._queue_ref
+        outer = getattr(g, "outer_graph", None)
+        while outer is not None and outer is not ref.graph:
+            outer = getattr(outer, "outer_graph", None)
+        if g is ref.graph or outer is None:
+            return ref.graph, ref
+        local = self._body_refs.get(g)
+        if local is None:
+            op = ref.op
+            attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
+            attrs["shared_name"] = op.get_attr("shared_name") or op.name
+            local = self._body_refs[g] = g.create_op(
+                op.type, [], attrs, name=_basename(op.name) + "_ref").outputs[0]
+        return g, local
 
     # ---- enqueue -----------------------------------------------------------------
     def _components(self, vals: Any, many: bool) -> list[Tensor]:
@@ -114,10 +139,10 @@ class QueueBase:
         Example:
             >>> sess.run(q.enqueue([1.0]))
         """
-        g = self._queue_ref.graph
+        g, handle = self._graph_and_handle()
         with g.as_default():
             comps = self._components(vals, many=False)
-            return g.create_op("QueueEnqueue", [self._queue_ref, comps], {},
+            return g.create_op("QueueEnqueue", [handle, comps], {},
                                name=name or f"{_basename(self.name)}_enqueue")
 
     def enqueue_many(self, vals: Any, name: str | None = None) -> Operation:
@@ -126,10 +151,10 @@ class QueueBase:
         Example:
             >>> sess.run(q.enqueue_many([[1.0, 2.0, 3.0]]))
         """
-        g = self._queue_ref.graph
+        g, handle = self._graph_and_handle()
         with g.as_default():
             comps = self._components(vals, many=True)
-            return g.create_op("QueueEnqueueMany", [self._queue_ref, comps], {},
+            return g.create_op("QueueEnqueueMany", [handle, comps], {},
                                name=name or f"{_basename(self.name)}_EnqueueMany")
 
     # ---- dequeue -----------------------------------------------------------------
@@ -153,16 +178,17 @@ class QueueBase:
         Example:
             >>> x = q.dequeue()
         """
-        op = self._queue_ref.graph.create_op(
-            "QueueDequeue", [self._queue_ref], {"component_types": self._dtypes},
+        g, handle = self._graph_and_handle()
+        op = g.create_op(
+            "QueueDequeue", [handle], {"component_types": self._dtypes},
             name=name or f"{_basename(self.name)}_Dequeue")
         return self._wrap(op, None)
 
     def _dequeue_n(self, op_type: str, n: Any, name: str | None, default: str) -> Any:
-        g = self._queue_ref.graph
+        g, handle = self._graph_and_handle()
         with g.as_default():
             n_t = convert_to_tensor(n, dtype=_dt.int32, name="n")
-            op = g.create_op(op_type, [self._queue_ref, n_t], {"component_types": self._dtypes},
+            op = g.create_op(op_type, [handle, n_t], {"component_types": self._dtypes},
                              name=name or f"{_basename(self.name)}_{default}")
         static_n = constant_value(n_t) if op_type == "QueueDequeueMany" else None
         return self._wrap(op, [None if static_n is None else int(static_n)])
@@ -195,21 +221,24 @@ class QueueBase:
         Args:
             cancel_pending_enqueues: also fail enqueues already waiting for space.
         """
-        return self._queue_ref.graph.create_op(
-            "QueueClose", [self._queue_ref],
+        g, handle = self._graph_and_handle()
+        return g.create_op(
+            "QueueClose", [handle],
             {"cancel_pending_enqueues": bool(cancel_pending_enqueues)},
             name=name or f"{_basename(self.name)}_Close")
 
     def size(self, name: str | None = None) -> Tensor:
         """The number of elements in the queue (int32 scalar)."""
-        return self._queue_ref.graph.create_op(
-            "QueueSize", [self._queue_ref], {},
+        g, handle = self._graph_and_handle()
+        return g.create_op(
+            "QueueSize", [handle], {},
             name=name or f"{_basename(self.name)}_Size").outputs[0]
 
     def is_closed(self, name: str | None = None) -> Tensor:
         """True once the queue is closed (bool scalar)."""
-        return self._queue_ref.graph.create_op(
-            "QueueIsClosed", [self._queue_ref], {},
+        g, handle = self._graph_and_handle()
+        return g.create_op(
+            "QueueIsClosed", [handle], {},
             name=name or f"{_basename(self.name)}_IsClosed").outputs[0]
 
 
