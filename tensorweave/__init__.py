@@ -30,7 +30,9 @@ from tensorweave.framework.graph import (
 from tensorweave.framework.indexed_slices import IndexedSlices as IndexedSlices
 from tensorweave.framework.tensor import Operation as Operation, Tensor as Tensor
 from tensorweave.framework.tensor_shape import (
-    Dimension as Dimension, TensorShape as TensorShape)
+    Dimension as Dimension, TensorShape as TensorShape, dimension_at_index as dimension_at_index,
+    dimension_value as dimension_value, disable_v2_tensorshape as disable_v2_tensorshape,
+    enable_v2_tensorshape as enable_v2_tensorshape)
 from tensorweave.ops.array.core_ops import (
     identity as identity, no_op as no_op, placeholder as placeholder,
     placeholder_with_default as placeholder_with_default)

@@ -26,7 +26,7 @@ def test_dtypes_map_numpy_and_enums():
 
 def test_tensor_shape_semantics():
     s = tf.TensorShape([None, 3])
-    assert s.ndims == 2 and s[1] == 3 and s[0] is None
+    assert s.ndims == 2 and s[1] == 3 and s[0].value is None
     assert s.is_compatible_with([5, 3]) and not s.is_compatible_with([5, 4])
     assert s.merge_with([5, None]).as_list() == [5, 3]
     assert tf.TensorShape(None).ndims is None

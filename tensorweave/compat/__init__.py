@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from tensorweave.compat import v1 as v1
+from tensorweave.framework.tensor_shape import (
+    dimension_at_index as dimension_at_index, dimension_value as dimension_value)
 
 integral_types = (numbers.Integral, np.integer)
 real_types = (numbers.Real, np.integer, np.floating)

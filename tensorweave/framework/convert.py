@@ -14,6 +14,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Tensor
+from tensorweave.framework.tensor_shape import Dimension, TensorShape, known_values
 
 _CONVERTERS: list[tuple[type, Callable[..., Tensor]]] = []
 
@@ -35,7 +36,12 @@ def to_numpy(value: Any, dtype: _dt.DType | None = None) -> np.ndarray:
         return _to_bytes_array(value)
     if isinstance(value, np.ndarray) and dtype is None:
         return _to_bytes_array(value) if value.dtype.kind in "USO" else value
+    if isinstance(value, (Dimension, TensorShape)):
+        value = known_values(value)
     arr = np.asarray(value)
+    if arr.dtype.kind == "O" and isinstance(value, (list, tuple)):
+        value = known_values(value)  # [batch, x.shape[1]]: Dimensions are their sizes
+        arr = np.asarray(value)
     if arr.dtype.kind in "USO":
         if dtype is not None:
             raise TypeError(f"Expected {dtype.name}, got {value!r} of type "

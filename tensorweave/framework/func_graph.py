@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 
@@ -147,7 +147,7 @@ def _safe(name: str) -> str:
 
 
 def _placeholder(graph: Graph, dtype: _dt.DType, shape: TensorShape, name: str) -> Tensor:
-    return graph.create_op("Placeholder", [], {"dtype": dtype, "shape": as_shape(shape).dims},
+    return graph.create_op("Placeholder", [], {"dtype": dtype, "shape": plain_dims(shape)},
                            name=name).outputs[0]
 
 

@@ -30,7 +30,7 @@ from tensorweave.framework.graph_defaults import (  # noqa: F401 - re-exported A
 from tensorweave.framework.graph_lookup import GraphLookupMixin
 from tensorweave.framework.op_def import get_op_def
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import Dimension, TensorShape, as_shape
 from tensorweave.framework.op_def import REQUIRED
 
 _VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
@@ -383,7 +383,7 @@ def _resolve_attrs(op_def: Any, attrs: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for k, default in op_def.attrs.items():
         if k in attrs:
-            out[k] = attrs[k]
+            out[k] = _plain_attr(attrs[k])
         elif default is REQUIRED:
             raise TypeError(f"Op {op_def.name} requires attr {k!r}")
         else:
@@ -395,6 +395,16 @@ def _resolve_attrs(op_def: Any, attrs: dict[str, Any]) -> dict[str, Any]:
                                 f"{sorted(op_def.attrs)}")
             out[k] = v
     return out
+
+
+def _plain_attr(value: Any) -> Any:
+    """An attr value with Dimensions (`x.shape[1]` in TF 1.x) as their ints or None, so
+    kernels, shape functions and the GraphDef writer see plain numbers."""
+    if isinstance(value, Dimension):
+        return value.value
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Dimension) for v in value):
+        return type(value)(v.value if isinstance(v, Dimension) else v for v in value)
+    return value
 
 
 def _as_op(x: Any) -> Operation:

@@ -15,7 +15,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.proto import graph_pb2
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 
 
 def _is_shape_key(key: str) -> bool:
@@ -32,9 +32,10 @@ def _shape_proto(dims: Any, out: Any) -> None:
     if dims is None or (isinstance(dims, TensorShape) and dims.ndims is None):
         out.unknown_rank = True
         return
-    dims = dims.dims if isinstance(dims, TensorShape) else dims
+    dims = dims.as_list() if isinstance(dims, TensorShape) else dims
     del out.dim[:]
     for d in dims:
+        d = dimension_value(d)
         out.dim.add(size=-1 if d is None else int(d))
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.tensor import Tensor, _run_using_default_session
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 
 SparseTensorValue = collections.namedtuple("SparseTensorValue",
                                            ["indices", "values", "dense_shape"])
@@ -114,9 +114,10 @@ class SparseTensor:
         if value is not None:
             return TensorShape([int(d) for d in value])
         shape = TensorShape(None)
-        if self._dense_shape.shape.ndims == 1 and self._dense_shape.shape[0] is not None:
+        if self._dense_shape.shape.ndims == 1 and \
+                dimension_value(self._dense_shape.shape[0]) is not None:
             shape = TensorShape([None] * int(self._dense_shape.shape[0]))
-        elif self._indices.shape.ndims == 2 and self._indices.shape[1] is not None:
+        elif self._indices.shape.ndims == 2 and dimension_value(self._indices.shape[1]) is not None:
             shape = TensorShape([None] * int(self._indices.shape[1]))
         if self._shape_hint is not None:
             shape = shape.merge_with(self._shape_hint)

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
 from tensorweave.framework.device import canonical
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -149,14 +149,14 @@ class Tensor:
                         "its value.")
 
     def __iter__(self) -> Any:
-        n = self._shape[0] if self._shape.ndims else None
+        n = dimension_value(self._shape[0])
         if n is None:
             raise TypeError(f"Tensor {self.name} is not iterable: its first dimension is "
                             "unknown. Use tf.unstack with num= instead.")
         return iter([self[i] for i in range(n)])
 
     def __len__(self) -> int:
-        n = self._shape[0] if self._shape.ndims else None
+        n = dimension_value(self._shape[0])
         if n is None:
             raise TypeError(f"len() of Tensor {self.name} is unknown (shape {self._shape}).")
         return n

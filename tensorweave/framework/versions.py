@@ -51,7 +51,10 @@ def disable_eager_execution() -> None:
 
 
 def disable_v2_behavior() -> None:
-    """A no-op: the TF 1.x behaviour is the only behaviour."""
+    """TF 1.x behaviour (the only one here): it undoes `tf.enable_v2_tensorshape()`, as
+    TF's does."""
+    from tensorweave.framework.tensor_shape import disable_v2_tensorshape
+    disable_v2_tensorshape()
 
 
 def enable_eager_execution(config: Any = None, device_policy: Any = None,

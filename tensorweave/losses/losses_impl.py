@@ -18,7 +18,7 @@ import numpy as np
 from tensorweave.framework.convert import constant, constant_value, convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, add_to_collection, get_collection, name_scope
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import broadcast_shapes
+from tensorweave.framework.tensor_shape import broadcast_shapes, dimension_value
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import xent_ops
@@ -203,7 +203,7 @@ def softmax_cross_entropy(onehot_labels: Any, logits: Any, weights: Any = 1.0,
                                logits.dtype.base_dtype)
         _check_pair("softmax_cross_entropy", labels, logits)
         if label_smoothing:
-            n = logits.shape[-1] if logits.shape.ndims else None
+            n = dimension_value(logits.shape[-1]) if logits.shape.ndims else None
             n = (constant(np.asarray(n, logits.dtype.as_numpy_dtype)) if n is not None else
                  math_ops.cast(array_ops.shape(labels)[-1], logits.dtype.base_dtype))
             labels = math_ops.add(math_ops.multiply(labels, 1.0 - float(label_smoothing)),

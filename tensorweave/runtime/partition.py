@@ -14,6 +14,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework import dtypes
 from tensorweave.framework.device import device_task as task_name
 from tensorweave.runtime.sendrecv_ops import CONTROL_VALUE
+from tensorweave.framework.tensor_shape import plain_dims
 
 
 # What a part may do before its first Recv without holding anything up (`waits_for`).
@@ -106,7 +107,7 @@ class _Builder:
         p = self.part(task)
         if t.name not in p.feeds:
             p.feeds[t.name] = p.graph.create_op(
-                "Placeholder", [], {"dtype": t.dtype.base_dtype, "shape": t.shape.dims},
+                "Placeholder", [], {"dtype": t.dtype.base_dtype, "shape": plain_dims(t.shape)},
                 name=f"_feed/{t.op.name}_{t.value_index}", compute_device=False).outputs[0]
         return p.feeds[t.name]
 
@@ -200,7 +201,7 @@ class _Builder:
         dst_part = self.part(task)
         recv = dst_part.graph.create_op(
             "_Recv", [], dict(attrs, tensor_type=dtype,
-                              shape=None if shape is None or shape.ndims is None else shape.dims),
+                              shape=None if shape is None else plain_dims(shape)),
             name=f"_recv/{_safe(name)}", compute_device=False)
         recv._device = dst_dev
         dst_part.recv_from.add(task_name(src_dev))

@@ -15,7 +15,8 @@ from tensorweave.framework.convert import (constant, constant_value, convert_to_
                                            register_constant_folder)
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
+from tensorweave.framework.tensor_shape import (
+    TensorShape, dimension_value, known_values, unknown_shape)
 
 
 _FOLD_LIMIT = 1 << 16  # never materialize big constants just to infer shapes
@@ -34,15 +35,20 @@ def _int_tensor(value: Any, name: str = "Const") -> Tensor:
             raise TypeError(f"Expected an int32/int64 tensor for a shape or index, got "
                             f"{value.name} of dtype {value.dtype.name}; cast it first.")
         return convert_to_tensor(value)
-    if isinstance(value, TensorShape):
-        value = value.as_list()
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
         # Packed by convert_to_tensor (TF's auto-packing and its dtype rules), then checked.
         return _int_tensor(convert_to_tensor(value, name="packed"))
+    value = known_values(value)  # Dimensions and TensorShapes give their sizes
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu" and arr.size:
         raise TypeError(f"Expected integers for a shape or index, got {value!r}.")
-    dtype = _dt.int64 if arr.dtype == np.int64 and isinstance(value, np.ndarray) else _dt.int32
+    # int64 when asked for (an int64 array) or when a size needs it (TF's int64 shapes).
+    wide = arr.size > 0 and (int(arr.max()) > 2**31 - 1 or int(arr.min()) < -2**31)
+    if wide and (int(arr.max()) > 2**63 - 1 or int(arr.min()) < -2**63):
+        raise ValueError(f"{value!r} holds a value past int64: TensorFlow shapes and indices "
+                         "are signed 64-bit (a dimension is at most 2**63 - 1).")
+    dtype = _dt.int64 if wide or (arr.dtype == np.int64 and isinstance(value, np.ndarray)) \
+        else _dt.int32
     return constant(arr.astype(dtype.as_numpy_dtype), dtype=dtype, name=name)
 
 
@@ -75,7 +81,12 @@ def shape_from_tensor(t: Tensor) -> TensorShape:
     """
     v = constant_value(t)
     if v is not None:
-        return TensorShape([None if d < 0 else int(d) for d in np.asarray(v).reshape(-1)])
+        dims = [int(d) for d in np.asarray(v).reshape(-1)]
+        bad = [d for d in dims if d < -1]
+        if bad:  # -1 is "unknown"; TensorShape names a size past int64
+            raise ValueError(f"Invalid value in tensor used for shape: {bad[0]} (in {dims} "
+                             f"from {t.name}); sizes are >= 0, or -1 for unknown.")
+        return TensorShape(dims)
     op = t.op
     if op.type == "Shape":
         return op.inputs[0].shape
@@ -86,7 +97,7 @@ def shape_from_tensor(t: Tensor) -> TensorShape:
         for part in op.inputs[:-1]:
             out = out.concatenate(shape_from_tensor(part))
         return out
-    n = t.shape[0] if t.shape.ndims == 1 else None
+    n = dimension_value(t.shape[0]) if t.shape.ndims == 1 else None
     return unknown_shape(n)
 
 
@@ -101,7 +112,7 @@ def _partial_scalar(t: Tensor) -> int | None:
         begin = constant_value(t.op.inputs[1])
         src = t.op.inputs[0].op.inputs[0].shape
         if begin is not None and src.ndims is not None and -src.ndims <= begin[0] < src.ndims:
-            return src[int(begin[0])]
+            return dimension_value(src[int(begin[0])])
     return None
 
 

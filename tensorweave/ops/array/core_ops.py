@@ -16,7 +16,7 @@ from tensorweave.framework.convert import convert_to_tensor, register_constant_f
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.runtime.inline import CONST, FORWARD, NOTHING, inline_kernel
 
 # ---- Const -----------------------------------------------------------------------
@@ -65,7 +65,7 @@ def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tenso
         >>> x = tf.placeholder(tf.float32, [None, 784])
     """
     dt = _dt.as_dtype(dtype)
-    shp = None if shape is None else as_shape(shape).dims
+    shp = None if shape is None else plain_dims(shape)
     return get_default_graph().create_op("Placeholder", [], {"dtype": dt, "shape": shp},
                                          name=name or "Placeholder").outputs[0]
 
@@ -92,7 +92,7 @@ def placeholder_with_default(input: Any, shape: Any, name: str | None = None) ->
     """`tf.placeholder_with_default`: `input` unless fed."""
     t = convert_to_tensor(input)
     return get_default_graph().create_op(
-        "PlaceholderWithDefault", [t], {"shape": as_shape(shape).dims},
+        "PlaceholderWithDefault", [t], {"shape": plain_dims(shape)},
         name=name or "PlaceholderWithDefault").outputs[0]
 
 

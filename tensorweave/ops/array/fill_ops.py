@@ -20,7 +20,7 @@ from tensorweave.framework.convert import (constant, constant_value, convert_to_
                                            register_constant_folder)
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
+from tensorweave.framework.tensor_shape import TensorShape, unknown_shape, dimension_value
 from tensorweave.ops.array.array_util import (
     _create, _fold_if_known, _int_tensor, shape_from_tensor)
 from tensorweave.ops.array.shape_ops import rank, shape
@@ -72,7 +72,7 @@ def _(x: Tensor, perm: Tensor) -> Any:
     p: Any = constant_value(perm)
     r = x.shape.ndims
     if p is None:
-        n = perm.shape[0] if perm.shape.ndims == 1 else None
+        n = dimension_value(perm.shape[0]) if perm.shape.ndims == 1 else None
         return x.dtype.base_dtype, unknown_shape(r if r is not None else n)
     p = [int(i) for i in np.asarray(p).reshape(-1)]
     if r is not None and sorted(p) != list(_pyrange(r)):

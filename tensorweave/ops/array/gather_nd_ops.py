@@ -18,7 +18,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array.array_util import _create, shape_from_tensor
 from tensorweave.ops.array.shape_ops import shape as _shape
 
@@ -43,7 +43,7 @@ def _(params: Tensor, indices: Tensor) -> Any:
         raise TypeError(f"gather_nd: indices must be int32/int64, got {indices.dtype.name} "
                         f"({indices.name})")
     ish, psh = indices.shape, params.shape
-    if ish.ndims is None or psh.ndims is None or ish[-1] is None:
+    if ish.ndims is None or psh.ndims is None or dimension_value(ish[-1]) is None:
         return params.dtype.base_dtype, TensorShape(None)
     k = int(ish[-1])
     if k > psh.ndims:

@@ -17,7 +17,8 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
+from tensorweave.framework.tensor_shape import (
+    Dimension, TensorShape, dimension_value, unknown_shape)
 from tensorweave.ops.array.array_util import (
     _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
 from tensorweave.ops.array.shape_ops import shape
@@ -104,7 +105,7 @@ def _(value: Tensor, *, num: int, axis: int) -> Any:
     if s.ndims is None:
         return [(value.dtype.base_dtype, TensorShape(None))] * num
     a = _normalize_axis(axis, s.ndims, "unstack")
-    if s[a] is not None and s[a] != num:
+    if dimension_value(s[a]) is not None and dimension_value(s[a]) != num:
         raise ValueError(f"unstack: num={num} does not match dimension {a} of shape {s}")
     dims = s.as_list()
     return [(value.dtype.base_dtype, TensorShape(dims[:a] + dims[a + 1:]))] * num
@@ -139,7 +140,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0,
         s = t.shape
         if s.ndims is None:
             raise ValueError(f"Cannot infer num from shape {s} of {t.name}; pass num=")
-        num = s[_normalize_axis(axis, s.ndims, "unstack")]
+        num = dimension_value(s[_normalize_axis(axis, s.ndims, "unstack")])
         if num is None:
             raise ValueError(f"Cannot infer num from shape {s} of {t.name} (dimension {axis} "
                              "is unknown); pass num=")
@@ -344,15 +345,15 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
     """
     t = convert_to_tensor(value)
     axis_t = _int_tensor(axis)
-    if isinstance(num_or_size_splits, (int, np.integer)) and not isinstance(
-            num_or_size_splits, bool):
+    if isinstance(num_or_size_splits, (int, np.integer, Dimension)) and not isinstance(
+            num_or_size_splits, bool):  # TF 1.x takes a Dimension (x.shape[1]) too
         n = int(num_or_size_splits)
         if n < 1:
             raise ValueError(f"split: num_or_size_splits must be >= 1, got {n}")
         return _create("Split", [axis_t, t], {"num_split": n}, name).outputs
     sizes = _int_tensor(num_or_size_splits)
     if num is None:
-        num = sizes.shape[0] if sizes.shape.ndims == 1 else None
+        num = dimension_value(sizes.shape[0]) if sizes.shape.ndims == 1 else None
         if num is None:
             raise ValueError(f"Cannot infer the number of splits from {sizes.name}; pass num=")
     return _create("SplitV", [t, sizes, axis_t], {"num_split": int(num)}, name).outputs

@@ -20,7 +20,7 @@ from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array.array_util import _create, _fold_if_known, _int_tensor, kernel_int
 from tensorweave.ops.array.fill_ops import ones
 from tensorweave.ops.array.shape_ops import reshape, size
@@ -113,15 +113,15 @@ def _(x: Tensor, lens: Tensor, *, seq_dim: int, batch_dim: int) -> Any:
     if x.shape.ndims is None:
         return x.dtype.base_dtype, x.shape
     _check_dims(x.shape.ndims, seq_dim, batch_dim, ValueError)
-    n = lens.shape[0] if lens.shape.ndims == 1 else None
-    b = x.shape[batch_dim]
+    n = dimension_value(lens.shape[0]) if lens.shape.ndims == 1 else None
+    b = dimension_value(x.shape[batch_dim])
     if n is not None and b is not None and n != b:
         raise ValueError(f"reverse_sequence: seq_lengths ({lens.name}) has {n} entries but "
                          f"input {x.name} has {b} along batch_dim {batch_dim}.")
     dims = x.shape.as_list()
     dims[batch_dim] = b if b is not None else n
     lv = constant_value(lens)
-    t = x.shape[seq_dim]
+    t = dimension_value(x.shape[seq_dim])
     if lv is not None and t is not None and np.any(np.asarray(lv) > t):
         raise ValueError(f"reverse_sequence: seq_lengths {np.asarray(lv).tolist()} "
                          f"({lens.name}) exceed the size {t} of seq_dim {seq_dim} of input "

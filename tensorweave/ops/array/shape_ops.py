@@ -10,6 +10,7 @@ Example:
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -35,15 +36,38 @@ def _(x: Tensor, *, out_type: _dt.DType) -> Any:
     return out_type, TensorShape([x.shape.ndims])
 
 
+_INT32_MAX = 2 ** 31 - 1
+
+
+def _fits_int32(values: Sequence[int]) -> bool:
+    return all(v <= _INT32_MAX for v in values)
+
+
 @shape_op.kernel("CPU")
 def _(x: Any, *, out_type: _dt.DType) -> np.ndarray:
-    return np.asarray(np.shape(x), dtype=out_type.as_numpy_dtype)
+    dims = np.shape(x)
+    if out_type == _dt.int32 and not _fits_int32(dims):
+        i = next(i for i, d in enumerate(dims) if d > _INT32_MAX)
+        raise errors.InvalidArgumentError(
+            None, None, f"Shape output type is 32-bit but dim {i} is {dims[i]}: pass "
+            "out_type=tf.int64 to tf.shape for dimensions past 2**31 - 1.")
+    return np.asarray(dims, dtype=out_type.as_numpy_dtype)
+
+
+def _fold_shape(op: Operation, i: int) -> np.ndarray | None:
+    """A fully known static shape as a constant, unless int32 cannot hold it (the
+    kernel then reports it at run time)."""
+    shape, out_type = op.inputs[0].shape, op.get_attr("out_type")
+    if not shape.is_fully_defined():
+        return None
+    dims = [int(d) for d in shape.as_list()]  # type: ignore[arg-type]
+    if out_type == _dt.int32 and not _fits_int32(dims):
+        return None
+    return np.asarray(dims, out_type.as_numpy_dtype)
 
 
 shape_op.no_gradient().borrow_refs()  # reads only the shape
-register_constant_folder("Shape", lambda op, i: np.asarray(
-    op.inputs[0].shape.as_list(), op.get_attr("out_type").as_numpy_dtype)
-    if op.inputs[0].shape.is_fully_defined() else None)
+register_constant_folder("Shape", _fold_shape)
 
 size_op = define_op("Size", inputs=("input",), attrs={"out_type": _dt.int32})
 
@@ -55,13 +79,23 @@ def _(x: Tensor, *, out_type: _dt.DType) -> Any:
 
 @size_op.kernel("CPU")
 def _(x: Any, *, out_type: _dt.DType) -> np.ndarray:
-    return np.asarray(np.size(x), dtype=out_type.as_numpy_dtype)
+    n = int(np.size(x))
+    if out_type == _dt.int32 and n > _INT32_MAX:
+        raise errors.InvalidArgumentError(
+            None, None, f"Number of elements was larger than representable by 32-bit output "
+            f"type ({n} elements): pass out_type=tf.int64 to tf.size.")
+    return np.asarray(n, dtype=out_type.as_numpy_dtype)
+
+
+def _fold_size(op: Operation, i: int) -> np.ndarray | None:
+    n, out_type = op.inputs[0].shape.num_elements(), op.get_attr("out_type")
+    if n is None or (out_type == _dt.int32 and n > _INT32_MAX):
+        return None
+    return np.asarray(n, out_type.as_numpy_dtype)
 
 
 size_op.no_gradient().borrow_refs()  # reads only the shape
-register_constant_folder("Size", lambda op, i: np.asarray(
-    op.inputs[0].shape.num_elements(), op.get_attr("out_type").as_numpy_dtype)
-    if op.inputs[0].shape.is_fully_defined() else None)
+register_constant_folder("Size", _fold_size)
 
 rank_op = define_op("Rank", inputs=("input",))
 
@@ -132,7 +166,7 @@ def _(x: Tensor, shp: Tensor) -> Any:
         return x.dtype.base_dtype, target
     n_in = x.shape.num_elements()
     known = [d for d in target.as_list() if d is not None]
-    n_known = int(np.prod(known)) if known else 1
+    n_known = math.prod(known)  # Python ints: no int64 overflow
     if target.is_fully_defined():
         if n_in is not None and n_in != n_known:
             raise ValueError(f"Cannot reshape a tensor with {n_in} elements to shape "

@@ -19,7 +19,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
+from tensorweave.framework.tensor_shape import TensorShape, unknown_shape, dimension_value
 from tensorweave.ops.array.array_util import _create, _fold_if_known, _int_tensor
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.array_util import shape_from_tensor
@@ -222,7 +222,7 @@ strided_slice_op = define_op("StridedSlice", inputs=("input", "begin", "end", "s
 
 def _spec_from(begin: Tensor, end: Tensor, strides: Tensor, r: int | None,
                masks: dict[str, int]) -> list[Any]:
-    n = begin.shape[0] if begin.shape.ndims == 1 else None
+    n = dimension_value(begin.shape[0]) if begin.shape.ndims == 1 else None
     vals = [_partial_vector(t) for t in (begin, end, strides)]
     for v in vals:
         if v is not None:

@@ -26,7 +26,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
+from tensorweave.framework.tensor_shape import TensorShape, unknown_shape, dimension_value
 from tensorweave.ops.array.array_util import _create, _int_tensor
 
 _WHAT = {"SpaceToBatchND": "paddings", "SpaceToBatch": "paddings",
@@ -60,7 +60,7 @@ def _check_args(op_type: str, block: Any, pads: Any, m: int | None, err: Any) ->
 def _block_rank(block_shape: Tensor, block: Any) -> int | None:
     if block is not None:
         return int(np.size(block))
-    return block_shape.shape[0] if block_shape.shape.ndims == 1 else None
+    return dimension_value(block_shape.shape[0]) if block_shape.shape.ndims == 1 else None
 
 
 def _nd_op_shape(op_type: str, x: Tensor, block_shape: Tensor, pads_t: Tensor,

@@ -53,7 +53,7 @@ from tensorweave.framework.func_graph import (FuncGraph, assert_same_structure, 
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op, symbolic_gradients
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
 from tensorweave.ops.array.array_ops import (concat, expand_dims, shape, stop_gradient,
                                              zeros_like)
 from tensorweave.ops.array.core_ops import identity
@@ -299,7 +299,7 @@ def _elems_flat(elems: Any, what: str) -> list[Tensor]:
         if e.shape.ndims is not None and e.shape.ndims < 1:
             raise ValueError(f"{what}: elements in elems must be 1+ dimensional; "
                              f"{e.name} has shape {e.shape}")
-    known = [(e.name, e.shape[0]) for e in flat
+    known = [(e.name, dimension_value(e.shape[0])) for e in flat
              if e.shape.ndims is not None and e.shape.as_list()[0] is not None]
     if len({d for _, d in known}) > 1:
         sizes = ", ".join(f"{n}: {d}" for n, d in known)

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, plain_dims
 from tensorweave.ops.math import math_ops
 from tensorweave.framework.indexed_slices import IndexedSlices
 
@@ -16,7 +16,7 @@ _pytuple = builtins.tuple  # control_flow_ops defines tf's `tuple`
 
 
 def _shapes_attr(shapes: Sequence[TensorShape]) -> list[Any]:
-    return [as_shape(s).dims for s in shapes]
+    return [plain_dims(s) for s in shapes]
 
 
 def _kernel_result(values: Sequence[Any]) -> Any:

@@ -21,7 +21,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.ops.data_flow.accumulator_resource import (
     AccumulatorBase, DenseAccumulator, SparseAccumulator)
 from tensorweave.runtime.waiting import run_attempt
@@ -228,7 +228,7 @@ def _make_ref(op_type: str, dtype: Any, shape: Any, shared_name: str | None, nam
     if reduction_type not in ("MEAN", "SUM"):
         raise ValueError(f"reduction_type must be 'MEAN' or 'SUM', got {reduction_type!r}")
     s = as_shape(shape)
-    attrs = {"dtype": _dt.as_dtype(dtype).base_dtype, "shape": s.dims,
+    attrs = {"dtype": _dt.as_dtype(dtype).base_dtype, "shape": plain_dims(s),
              "shared_name": shared_name or "", "reduction_type": reduction_type}
     return get_default_graph().create_op(op_type, [], attrs, name=name).outputs[0]
 

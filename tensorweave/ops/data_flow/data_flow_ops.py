@@ -22,7 +22,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph import Graph, get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.ops.data_flow import queue_kernels  # noqa: F401 - registers the ops
 from tensorweave.ops.data_flow.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
@@ -260,7 +260,7 @@ def _queue_attrs(capacity: int, dtypes: Any, shapes: Any, shared_name: str | Non
             raise ValueError(f"A queue needs one shape per dtype: got {len(dtypes)} dtypes "
                              f"and {len(shapes)} shapes ({shapes}).")
     attrs = {"component_types": dtypes, "capacity": int(capacity),
-             "shapes": None if shapes is None else [s.dims for s in shapes],
+             "shapes": None if shapes is None else [plain_dims(s) for s in shapes],
              "shared_name": shared_name or ""}
     return dtypes, shapes, attrs
 

@@ -30,7 +30,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 
 _DATASETS: "weakref.WeakValueDictionary[str, Dataset]" = weakref.WeakValueDictionary()
 _KEEP: "weakref.WeakKeyDictionary[Any, list[Dataset]]" = weakref.WeakKeyDictionary()
@@ -179,7 +179,7 @@ get_next_op.no_gradient()
 def _struct_attrs(structure: Any) -> dict[str, Any]:
     specs = flatten(structure)
     return {"output_types": [s.dtype for s in specs],
-            "output_shapes": [s.shape.dims for s in specs]}
+            "output_shapes": [plain_dims(s.shape) for s in specs]}
 
 
 def _check_no_placeholders(dataset: Dataset) -> None:

@@ -26,6 +26,7 @@ from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.image.image_util import check_at_least_3d, invalid_argument
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.random.random_ops import random_uniform
+from tensorweave.framework.tensor_shape import dimension_value
 
 
 # ---- dtype conversion ------------------------------------------------------------------
@@ -236,7 +237,7 @@ def rgb_to_grayscale(images: Any, name: str | None = None) -> Tensor:
     with name_scope(name, "rgb_to_grayscale"):
         images = convert_to_tensor(images, name="images")
         if images.shape.ndims is not None and images.shape.ndims >= 1 \
-                and images.shape[-1] not in (None, 3):
+                and dimension_value(images.shape[-1]) not in (None, 3):
             raise ValueError(f"rgb_to_grayscale: the last dimension must be 3 (RGB), but "
                              f"{images.name} has shape {images.shape}.")
         orig = images.dtype.base_dtype

@@ -24,7 +24,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array.array_util import _create, shape_from_tensor
 from tensorweave.ops.array.shape_ops import expand_dims, shape, squeeze
 from tensorweave.ops.array.slice_ops import strided_slice
@@ -320,7 +320,8 @@ def resize_images(images: Any, size: Any, method: int = ResizeMethod.BILINEAR,
         _, height, width, _ = images.shape.as_list()
         if preserve_aspect_ratio:
             size_t, hw = _fit_size(images, hw, size_t)
-        if None not in (hw[0], hw[1], height, width) and (hw[0], hw[1]) == (height, width):
+        known_hw = (dimension_value(hw[0]), dimension_value(hw[1]))
+        if None not in known_hw + (height, width) and known_hw == (height, width):
             return squeeze(images, [0]) if not is_batch else images
         attrs = {"align_corners": bool(align_corners), "half_pixel_centers": False}
         out = _create(_OPS[method], [images, size_t], attrs, None).outputs[0]
@@ -332,7 +333,7 @@ def _fit_size(images: Tensor, hw: TensorShape, size_t: Tensor) -> tuple[Tensor, 
     """The size that fits inside `size` with the images' aspect ratio (TF's float32
     arithmetic: scale = min(new_h / h, new_w / w), then round each side)."""
     _, h, w, _ = images.shape.as_list()
-    if None not in (h, w, hw[0], hw[1]):
+    if None not in (h, w, dimension_value(hw[0]), dimension_value(hw[1])):
         f = min(np.float32(hw[0]) / np.float32(h), np.float32(hw[1]) / np.float32(w))
         new = [int(np.round(np.float32(f) * np.float32(d))) for d in (h, w)]
         return convert_to_tensor(np.asarray(new, np.int32), name="size"), TensorShape(new)

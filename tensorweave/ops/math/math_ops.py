@@ -22,7 +22,7 @@ from tensorweave.framework.convert import (
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.math import cwise_ops as _cw
 from tensorweave.ops.math.bcast_ops import (  # noqa: F401 - re-exported API
     broadcast_dynamic_shape, broadcast_gradient_args, broadcast_static_shape)
@@ -103,7 +103,7 @@ broadcast_to_op = define_op("BroadcastTo", inputs=("input", "shape"))
 def _(x: Tensor, shape: Tensor) -> Any:
     value = constant_value(shape)
     if value is None:
-        n = shape.shape[0] if shape.shape.ndims == 1 else None
+        n = dimension_value(shape.shape[0]) if shape.shape.ndims == 1 else None
         return x.dtype.base_dtype, TensorShape(None if n is None else [None] * n)
     target = TensorShape([int(d) for d in np.ravel(value)])
     src = x.shape

@@ -27,7 +27,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, OpDef, define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.nn import range_samplers as rs
 from tensorweave.ops.random.random_ops import _rng, get_seed
 
@@ -60,7 +60,7 @@ def check_true_classes(op_type: str, t: Tensor, num_true: int, arg: str = "true_
         raise ValueError(f"{op_type}: {arg} must be a matrix [batch_size, num_true], "
                          f"got shape {shape} ({t.name}); reshape it, e.g. "
                          "tf.reshape(labels, [-1, num_true]).")
-    if shape.ndims == 2 and shape[1] is not None and int(shape[1]) != num_true:
+    if shape.ndims == 2 and dimension_value(shape[1]) not in (None, num_true):
         raise ValueError(f"{op_type}: {arg} has {int(shape[1])} columns but num_true="
                          f"{num_true}; pass num_true={int(shape[1])} or reshape the labels.")
     return TensorShape([shape[0] if shape.ndims else None, num_true])

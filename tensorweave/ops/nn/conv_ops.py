@@ -19,7 +19,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant, constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.nn.nn_ops import check_float, create, same_dtype
 from tensorweave.ops.nn.window_geometry import (
     check_format, from_nhwc, from_nhwc_dims, known_out_size, nhwc_dims, out_size, pads,
@@ -94,7 +94,7 @@ def _(x: Tensor, f: Tensor, *, strides: Any, padding: str, data_format: str,
                              "[height, width, in_channels, out_channels]).")
     if x.shape.ndims is not None and f.shape.ndims is not None:
         c = nhwc_dims(x.shape, data_format)[3]
-        fc = f.shape[2]
+        fc = dimension_value(f.shape[2])
         if c is not None and fc is not None and c != fc:
             raise ValueError(f"Conv2D: input channels ({c}) must equal the filter's in_channels "
                              f"({fc}); input {x.name} has shape {x.shape} ({data_format}) and "

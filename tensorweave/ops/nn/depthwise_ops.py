@@ -30,7 +30,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.nn.conv_ops import (
     ConvGeom, conv2d, conv2d_attrs, conv_family_gradients, conv_out_shape, sizes_shape)
 from tensorweave.ops.nn.nn_ops import check_float, create, same_dtype
@@ -210,7 +210,8 @@ def _depthwise(x: Tensor, f: Tensor, a: dict[str, Any], rates: list[int], name: 
     fs: Any = f.shape.as_list() if f.shape.is_fully_defined() else array_shape(f)
     out = with_space_to_batch(x, rates, a["padding"], op, filter_shape=fs,
                               data_format=a["data_format"])
-    if a["data_format"] == "NCHW" and out.shape.ndims == 4 and out.shape[1] is None:
+    if a["data_format"] == "NCHW" and out.shape.ndims == 4 and \
+            dimension_value(out.shape[1]) is None:
         _, _, c, m = f.shape.with_rank(4).as_list()
         if c is not None and m is not None:   # crops unknown: keep the channels (as TF)
             out.set_shape([None, c * m, None, None])
@@ -295,7 +296,7 @@ def separable_conv2d(input: Any, depthwise_filter: Any, pointwise_filter: Any, s
                                name="pointwise_filter")
         for t in (dw, pw):
             t.shape.with_rank(4)
-        if not (pw.shape[0] in (None, 1) and pw.shape[1] in (None, 1)):
+        if not all(d in (None, 1) for d in pw.shape.as_list()[:2]):
             raise ValueError(f"separable_conv2d: pointwise_filter {pw.name} must have shape "
                              f"[1, 1, in_channels * channel_multiplier, out_channels], got "
                              f"{pw.shape}.")

@@ -25,7 +25,7 @@ from tensorweave.framework.graph import get_default_graph, name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array import core_ops, index_ops
 from tensorweave.ops.math import clip_ops, math_ops
@@ -288,7 +288,7 @@ def _assign_shards(g: Any, params: list[Any], flat_ids: Tensor,
 
 def _static_rows(params: list[Any]) -> int | None:
     """The shards' rows in all, when every shard's is known statically."""
-    dims = [p.get_shape()[0] if p.get_shape().ndims else None for p in params]
+    dims = [dimension_value(p.get_shape()[0]) if p.get_shape().ndims else None for p in params]
     known = [int(d) for d in (getattr(d, "value", d) for d in dims) if d is not None]
     return sum(known) if len(known) == len(dims) else None
 

@@ -22,7 +22,7 @@ from tensorweave.framework.convert import constant_value
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array import array_ops, core_ops
 from tensorweave.ops.array.unique_ops import unique
 from tensorweave.ops.math import math_ops
@@ -166,7 +166,8 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: Any,
                                                                 "sparse_weights", fn)
     with name_scope(name, "embedding_lookup", params + [sp_ids.values]):
         original_shape = sp_ids.dense_shape
-        rank_dim = original_shape.shape[0] if original_shape.shape.ndims == 1 else None
+        rank_dim = (dimension_value(original_shape.shape[0])
+                    if original_shape.shape.ndims == 1 else None)
         rank: Any = rank_dim if rank_dim is not None else array_ops.size(original_shape)
         lead = array_ops.slice(original_shape, [0], [rank - 1])
         flat_ids = sparse_ops.sparse_reshape(sp_ids, array_ops.stack(

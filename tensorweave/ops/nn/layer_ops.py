@@ -15,7 +15,7 @@ from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, broadcast_shapes
+from tensorweave.framework.tensor_shape import TensorShape, broadcast_shapes, dimension_value
 from tensorweave.ops.nn.nn_ops import check_float, same_dtype, create
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
@@ -52,8 +52,8 @@ def _(value: Tensor, bias: Tensor, *, data_format: str) -> Any:
         raise ValueError(f"BiasAdd: value must have rank >= 2, but {value.name} has shape "
                          f"{shape}.")
     c = _channel_axis("BiasAdd", shape.ndims, data_format)
-    n_bias = bias.shape[0] if bias.shape.ndims else None
-    if shape[c] is not None and n_bias is not None and shape[c] != n_bias:
+    n_bias = dimension_value(bias.shape[0]) if bias.shape.ndims else None
+    if dimension_value(shape[c]) not in (None, n_bias) and n_bias is not None:
         raise ValueError(f"Dimensions must be equal, but are {shape[c]} and {n_bias} for "
                          f"BiasAdd with input shapes {shape}, {bias.shape} (data_format "
                          f"{data_format}: the bias length must equal the channel dimension).")

@@ -23,7 +23,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.nn.nn_ops import check_float, create, same_dtype
 
 # ---- LRN, LRNGrad ------------------------------------------------------------------
@@ -153,7 +153,7 @@ def _check_params(op_type: str, x: Tensor, params: list[Tensor], channels: int |
         if t.shape.ndims is not None and t.shape.ndims != 1:
             raise ValueError(f"{op_type}: {t.name} must be 1-D [channels], got shape "
                              f"{t.shape}.")
-        n = t.shape[0] if t.shape.ndims == 1 else None
+        n = dimension_value(t.shape[0]) if t.shape.ndims == 1 else None
         if must_match and n is not None and channels is not None and n != channels:
             raise ValueError(f"{op_type}: {t.name} has {n} elements but x {x.name} (shape "
                              f"{x.shape}) has {channels} channels; they must be equal.")
@@ -164,7 +164,7 @@ def _(x: Tensor, scale: Tensor, offset: Tensor, mean: Tensor, variance: Tensor, 
       ) -> Any:
     check_float("FusedBatchNormV3", x, "x")
     axis = _channel_axis("FusedBatchNormV3", a["data_format"], x.shape.ndims)
-    c = x.shape[axis] if x.shape.ndims is not None else None
+    c = dimension_value(x.shape[axis]) if x.shape.ndims is not None else None
     # Training with factor 1 ignores mean/variance, which may then be empty.
     stats_used = not a["is_training"] or a["exponential_avg_factor"] != 1.0
     _check_params("FusedBatchNormV3", x, [scale, offset, mean, variance], c,
@@ -234,7 +234,7 @@ def _(dy: Tensor, x: Tensor, scale: Tensor, r1: Tensor, r2: Tensor, r3: Tensor, 
         raise ValueError(f"FusedBatchNormGradV3: y_backprop {dy.name} {dy.shape} and x "
                          f"{x.name} {x.shape} must have one shape.")
     axis = _channel_axis("FusedBatchNormGradV3", a["data_format"], x.shape.ndims)
-    c = x.shape[axis] if x.shape.ndims is not None else None
+    c = dimension_value(x.shape[axis]) if x.shape.ndims is not None else None
     _check_params("FusedBatchNormGradV3", x, [scale, r1, r2], c, [True, True, True])
     u, vec = _param_dtype(x), TensorShape([c])
     return [(x.dtype.base_dtype, x.shape), (u, vec), (u, vec), (u, TensorShape([0])),

@@ -14,7 +14,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.nn.nn_ops import create
 
 # ---- TopKV2 ------------------------------------------------------------------------
@@ -32,7 +32,7 @@ def _(x: Tensor, k: Tensor, *, sorted: bool) -> Any:
         raise ValueError(f"top_k needs an input of rank >= 1, got scalar {x.name}.")
     if kv is not None:
         kv = int(kv)
-        last = x.shape[-1] if x.shape.ndims else None
+        last = dimension_value(x.shape[-1]) if x.shape.ndims else None
         if kv < 0 or (last is not None and kv > last):
             raise ValueError(f"top_k: k ({kv}) must be in [0, {last}], the size of the last "
                              f"dimension of {x.name} (shape {x.shape}).")

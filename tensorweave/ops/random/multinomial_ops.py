@@ -19,7 +19,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array.array_util import _create
 from tensorweave.ops.random.random_ops import _rng, _seed_attrs
 
@@ -40,7 +40,7 @@ def _(logits: Tensor, num_samples: Tensor, *, seed: Any, seed2: Any, output_dtyp
     if out_dt not in (_dt.int32, _dt.int64):
         raise TypeError(f"multinomial: output_dtype must be int32 or int64, got {out_dt.name}")
     n = constant_value(num_samples)
-    batch = logits.shape[0] if logits.shape.ndims == 2 else None
+    batch = dimension_value(logits.shape[0]) if logits.shape.ndims == 2 else None
     return out_dt, TensorShape([batch, None if n is None else int(n)])
 
 

@@ -20,7 +20,7 @@ from tensorweave.framework.func_graph import assert_same_structure, flatten, pac
 from tensorweave.framework.graph_defaults import device as _device
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
 from tensorweave.ops.array.join_ops import concat, split
 from tensorweave.ops.math.binary_ops import add
 from tensorweave.ops.nn.layer_ops import dropout
@@ -96,7 +96,7 @@ class MultiRNNCell(RNNCell):
 
     def build(self, inputs_shape: TensorShape) -> None:
         shape = inputs_shape
-        batch = inputs_shape[0] if inputs_shape.ndims else None
+        batch = dimension_value(inputs_shape[0]) if inputs_shape.ndims else None
         for i, cell in enumerate(self._cells):
             with variable_scope(f"cell_{i}"):
                 _prepare_cell(cell, shape, self._dtype)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array.join_ops import concat, split
 from tensorweave.ops.math.binary_ops import add, multiply, subtract
 from tensorweave.ops.math.clip_ops import clip_by_value
@@ -35,7 +35,7 @@ __all__ = ["BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell"]
 
 
 def _input_depth(cell: RNNCell, inputs_shape: TensorShape) -> int:
-    depth = inputs_shape[-1] if inputs_shape.ndims else None
+    depth = dimension_value(inputs_shape[-1]) if inputs_shape.ndims else None
     if depth is None:
         raise ValueError(f"{type(cell).__name__}: expected inputs.shape[-1] to be known, saw "
                          f"shape: {inputs_shape}; set the input depth with "

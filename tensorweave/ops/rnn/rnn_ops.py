@@ -36,7 +36,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.func_graph import flatten, pack_sequence_as
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.array.fill_ops import range as _range
 from tensorweave.ops.array.fill_ops import transpose
@@ -118,7 +118,8 @@ def _with_batch(out: Tensor, x: Tensor) -> Tensor:
     """`out` [time, batch, ...] reshaped to its input's time and batch: with zero steps
     the loop has no output to take an unknown batch size from, and would say 0."""
     rest = out.shape[2:] if out.shape.ndims is not None else TensorShape(None)
-    if out.shape.ndims is None or out.shape[1] is not None or not rest.is_fully_defined():
+    if out.shape.ndims is None or dimension_value(out.shape[1]) is not None or \
+            not rest.is_fully_defined():
         return out
     dims = _shape(x)[:2]
     return reshape(out, concat([dims, rest.as_list()], 0))
@@ -173,7 +174,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         seq = util.checked_sequence_length(sequence_length, "dynamic_rnn")
         batch = util.batch_size_of(flat, 1)
         if seq is not None and isinstance(batch, int) and seq.shape.ndims == 1 and \
-                seq.shape[0] not in (None, batch):
+                dimension_value(seq.shape[0]) not in (None, batch):
             raise ValueError(f"dynamic_rnn: expected shape for sequence_length is [batch_size] "
                              f"= [{batch}], but saw shape: {seq.shape}")
         state = util.checked_initial_state(cell, initial_state, batch, dtype, "dynamic_rnn")

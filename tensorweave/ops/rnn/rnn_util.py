@@ -7,7 +7,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.func_graph import flatten, pack_sequence_as
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.array.fill_ops import zeros_like
 from tensorweave.ops.array.shape_ops import shape as _shape
@@ -29,7 +29,7 @@ def check_step_input(x: Tensor, where: str, what: str, min_rank: int, layout: st
         raise ValueError(f"{where}: {what} {x.name} has {got}; it must be {layout}. Give the "
                          "placeholder that shape, or add a batch dimension with "
                          "tf.expand_dims(x, 0)")
-    if x.shape[-1] is None:
+    if dimension_value(x.shape[-1]) is None:
         raise ValueError(f"{where}: the depth (last dimension) of {what} {x.name} must be "
                          f"known when the graph is built, got shape {x.shape}; use "
                          "x.set_shape(...) or a placeholder with a fixed last dimension")
@@ -50,7 +50,7 @@ def checked_sequence_length(sequence_length: Any, where: str) -> Tensor | None:
 
 def batch_size_of(flat: list[Tensor], axis: int) -> Any:
     for x in flat:
-        b = x.shape[axis]
+        b = dimension_value(x.shape[axis])
         if b is not None:
             return int(b)
     return _shape(flat[0])[axis]

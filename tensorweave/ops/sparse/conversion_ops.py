@@ -16,7 +16,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.array_util import shape_from_tensor
 from tensorweave.ops.array.gather_nd_ops import gather_nd
@@ -116,7 +116,7 @@ reshape_op = define_op("SparseReshape", inputs=("input_indices", "input_shape", 
 
 @reshape_op.shape
 def _(indices: Tensor, shape: Tensor, new_shape: Tensor) -> Any:
-    n = new_shape.shape[0] if new_shape.shape.ndims == 1 else None
+    n = dimension_value(new_shape.shape[0]) if new_shape.shape.ndims == 1 else None
     return [(_dt.int64, TensorShape([nnz_shape(indices)[0], n])),
             (_dt.int64, TensorShape([n]))]
 

@@ -44,8 +44,10 @@ def _(a_indices: Tensor, a_values: Tensor, a_shape: Tensor, b: Tensor, *, adjoin
     a = shape_from_tensor(a_shape) if a_shape.shape.ndims == 1 else TensorShape([None, None])
     a = TensorShape([None, None]).merge_with(a)
     bs = TensorShape([None, None]).merge_with(b.shape)
-    m, k_a = (a[1], a[0]) if adjoint_a else (a[0], a[1])
-    k_b, n = (bs[1], bs[0]) if adjoint_b else (bs[0], bs[1])
+    a_rows, a_cols = a.as_list()
+    b_rows, b_cols = bs.as_list()
+    m, k_a = (a_cols, a_rows) if adjoint_a else (a_rows, a_cols)
+    k_b, n = (b_cols, b_rows) if adjoint_b else (b_rows, b_cols)
     if k_a is not None and k_b is not None and k_a != k_b:
         raise ValueError(f"Dimensions must be equal, but are {k_a} and {k_b} for "
                          f"SparseTensorDenseMatMul with shapes {a}, {b.shape} "

@@ -19,7 +19,7 @@ from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
 from tensorweave.ops.array import array_ops, core_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.sparse import conversion_ops as _conversion  # noqa: F401 - registers
@@ -58,7 +58,7 @@ def sparse_placeholder(dtype: Any, shape: Any = None, name: str | None = None) -
     """
     dt = _dt.as_dtype(dtype)
     if isinstance(shape, Tensor):  # a dense_shape tensor given directly, as TF allows
-        rank_t = shape.shape[0] if shape.shape.ndims == 1 else None
+        rank_t = dimension_value(shape.shape[0]) if shape.shape.ndims == 1 else None
         prefix_t = f"{name}/" if name else ""
         return SparseTensor(
             core_ops.placeholder(_dt.int64, [None, rank_t],

@@ -12,7 +12,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 
 
 def create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None,
@@ -78,9 +78,9 @@ def sparse_shapes(indices: Tensor, values: Tensor, shape: Tensor, op: str) -> in
     if shape.shape.ndims not in (None, 1):
         raise ValueError(f"{op}: dense shape must be a vector, got {shape.name} with shape "
                          f"{shape.shape}")
-    rank = shape.shape[0] if shape.shape.ndims == 1 else None
+    rank = dimension_value(shape.shape[0]) if shape.shape.ndims == 1 else None
     if rank is None and indices.shape.ndims == 2:
-        rank = indices.shape[1]
+        rank = dimension_value(indices.shape[1])
     return None if rank is None else int(rank)
 
 

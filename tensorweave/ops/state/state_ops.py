@@ -26,7 +26,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.runtime.resource_mgr import VariableResource
 from tensorweave.runtime.update_gate import gated_update, note_variable
 
@@ -81,7 +81,7 @@ variable_op.no_gradient()
 def variable_op_v2(shape: Any, dtype: Any, name: str = "Variable", container: str = "",
                    shared_name: str = "") -> Tensor:
     """A raw VariableV2 op's reference output (prefer `tf.Variable`)."""
-    shp = as_shape(shape).dims if shape is not None else None
+    shp = plain_dims(shape) if shape is not None else None
     return get_default_graph().create_op(
         "VariableV2", [], {"shape": shp, "dtype": _dt.as_dtype(dtype).base_dtype,
                            "container": container, "shared_name": shared_name},

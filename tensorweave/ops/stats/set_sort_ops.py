@@ -20,7 +20,7 @@ from tensorweave.framework.convert import constant, constant_value, convert_to_t
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array.array_util import _create
 from tensorweave.ops.array.fill_ops import transpose
 from tensorweave.ops.array.shape_ops import shape
@@ -163,7 +163,7 @@ def _descending(v: Tensor, axis: int, return_argsort: bool) -> Tensor:
         perm = list(range(r))
         perm[axis], perm[-1] = perm[-1], perm[axis]
         v = transpose(v, constant(np.asarray(perm, np.int32), name="transposition"))
-    last = v.shape[-1] if v.shape.ndims else None
+    last = dimension_value(v.shape[-1]) if v.shape.ndims else None
     k = last if last is not None else shape(v)[-1]
     vals, idx = top_k(v, k)
     out = idx if return_argsort else vals

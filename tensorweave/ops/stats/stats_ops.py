@@ -28,6 +28,7 @@ from tensorweave.ops.math import math_ops
 from tensorweave.ops.stats.count_ops import bincount_op  # noqa: F401 - registers Bincount
 from tensorweave.ops.math.cwise_ops import _create
 from tensorweave.ops.math.reduce_ops import _reduced_shape, _reduction_axis
+from tensorweave.framework.tensor_shape import dimension_value
 
 
 # ---- counting ------------------------------------------------------------------------
@@ -266,9 +267,9 @@ def _squeeze_pair(labels: Tensor, predictions: Tensor) -> tuple[Tensor, Tensor]:
     whichever of the two has rank one higher than the other (static ranks)."""
     lr, pr = labels.shape.ndims, predictions.shape.ndims
     if lr is not None and pr is not None:
-        if pr - lr == 1 and predictions.shape[-1] in (1, None):
+        if pr - lr == 1 and dimension_value(predictions.shape[-1]) in (1, None):
             predictions = array_ops.squeeze(predictions, [-1])
-        elif lr - pr == 1 and labels.shape[-1] in (1, None):
+        elif lr - pr == 1 and dimension_value(labels.shape[-1]) in (1, None):
             labels = array_ops.squeeze(labels, [-1])
     for t in (labels, predictions):
         if t.shape.ndims is not None and t.shape.ndims != 1:
