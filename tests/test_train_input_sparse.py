@@ -165,3 +165,38 @@ def test_tfrecord_varlen_features_through_shuffle_batch_under_monitored_session(
                 assert list(row[:len(want)]) == want and all(row[len(want):] == -1)
             seen += [int(x) for x in got_ids]
     assert sorted(seen) == sorted(list(tags_by_id) * epochs)
+
+
+def test_map_round_trip_of_fed_string_values_and_of_constant_values():
+    sp = tf.SparseTensor(tf.placeholder(tf.int64), tf.placeholder(tf.string),
+                         tf.placeholder(tf.int64))
+    handles = add_many_sparse_to_tensors_map(sp)
+    back = take_many_sparse_from_tensors_map(handles.op, handles)
+    value = tf.SparseTensorValue(np.array([[0, 1], [0, 2], [3, 0]], np.int64),
+                                 np.array([b"x", b"y", b"z"]), np.array([4, 3], np.int64))
+    stored = add_sparse_to_tensors_map(value)  # a SparseTensorValue is stored as constants
+    with tf.Session() as sess:
+        got_handles, got = sess.run([handles, back], {sp: value})
+        assert got_handles.shape == (4,)  # rows 1 and 2 are empty but have handles
+        np.testing.assert_array_equal(got.indices, value.indices)
+        assert list(got.values) == [b"x", b"y", b"z"]
+        np.testing.assert_array_equal(got.dense_shape, value.dense_shape)
+        assert sess.run(stored).shape == ()
+
+
+def test_taking_entries_of_different_ranks_or_unknown_handles_fails():
+    sp = tf.SparseTensor(tf.placeholder(tf.int64), tf.placeholder(tf.float32),
+                         tf.placeholder(tf.int64))
+    handle = add_sparse_to_tensors_map(sp)
+    with tf.Session() as sess:
+        h2 = sess.run(handle, {sp: tf.SparseTensorValue([[0, 0]], [1.0], [2, 2])})
+        h3 = sess.run(handle, {sp: tf.SparseTensorValue([[0, 0, 0]], [1.0], [2, 2, 2])})
+        mixed = take_many_sparse_from_tensors_map(handle.op, [h2, h3])
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"rank prior to SparseTensor\[1\] was: 3 but rank of "
+                                 r"SparseTensor\[1\] is: 4"):
+            sess.run(mixed)
+        unknown = take_many_sparse_from_tensors_map(handle.op, [h2 + 100])
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=f"Unable to find SparseTensor: {h2 + 100}"):
+            sess.run(unknown)

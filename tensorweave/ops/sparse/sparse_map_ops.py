@@ -26,7 +26,8 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.graph import colocate_with, get_default_graph
 from tensorweave.framework.op_def import define_op
-from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.framework.convert import convert_to_tensor
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 
@@ -221,17 +222,19 @@ take_op.no_gradient()
 
 
 # ---- wrappers ----------------------------------------------------------------------------
-def _create(op_type: str, sp: SparseTensor, container: str | None, shared_name: str | None,
+def _create(op_type: str, sp: Any, container: str | None, shared_name: str | None,
             name: str | None) -> Tensor:
+    if isinstance(sp, SparseTensorValue):
+        sp = SparseTensor.from_value(sp)
     if not isinstance(sp, SparseTensor):
-        raise TypeError(f"{op_type} stores a SparseTensor, got {sp!r}.")
+        raise TypeError(f"{op_type} stores a SparseTensor (or SparseTensorValue), got {sp!r}.")
     return get_default_graph().create_op(
         op_type, [sp.indices, sp.values, sp.dense_shape],
         {"container": container or "", "shared_name": shared_name or ""},
         name=name or op_type).outputs[0]
 
 
-def add_sparse_to_tensors_map(sp_input: SparseTensor, container: str | None = None,
+def add_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue, container: str | None = None,
                               shared_name: str | None = None,
                               name: str | None = None) -> Tensor:
     """Parks `sp_input` in a SparseTensorsMap; returns its int64 scalar handle.
@@ -246,7 +249,7 @@ def add_sparse_to_tensors_map(sp_input: SparseTensor, container: str | None = No
     return _create("AddSparseToTensorsMap", sp_input, container, shared_name, name)
 
 
-def add_many_sparse_to_tensors_map(sp_input: SparseTensor, container: str | None = None,
+def add_many_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue, container: str | None = None,
                                    shared_name: str | None = None,
                                    name: str | None = None) -> Tensor:
     """Parks each row (along dimension 0) of `sp_input` in a map; returns [N] handles.
@@ -285,7 +288,8 @@ def take_many_sparse_from_tensors_map(sparse_map_op: Operation, sparse_handles: 
     g = get_default_graph()
     shared = sparse_map_op.get_attr("shared_name") or sparse_map_op.name
     with colocate_with(sparse_map_op):
-        op = g.create_op("TakeManySparseFromTensorsMap", [sparse_handles], {
+        handles = convert_to_tensor(sparse_handles, dtype=_dt.int64, name="sparse_handles")
+        op = g.create_op("TakeManySparseFromTensorsMap", [handles], {
             "dtype": sparse_map_op.inputs[1].dtype.base_dtype,
             "container": sparse_map_op.get_attr("container"), "shared_name": shared},
             name=name or "TakeManySparseFromTensorsMap")
