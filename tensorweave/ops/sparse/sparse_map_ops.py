@@ -234,8 +234,8 @@ def _create(op_type: str, sp: Any, container: str | None, shared_name: str | Non
         name=name or op_type).outputs[0]
 
 
-def add_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue, container: str | None = None,
-                              shared_name: str | None = None,
+def add_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue,
+                              container: str | None = None, shared_name: str | None = None,
                               name: str | None = None) -> Tensor:
     """Parks `sp_input` in a SparseTensorsMap; returns its int64 scalar handle.
 
@@ -249,8 +249,8 @@ def add_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue, contai
     return _create("AddSparseToTensorsMap", sp_input, container, shared_name, name)
 
 
-def add_many_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue, container: str | None = None,
-                                   shared_name: str | None = None,
+def add_many_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue,
+                                   container: str | None = None, shared_name: str | None = None,
                                    name: str | None = None) -> Tensor:
     """Parks each row (along dimension 0) of `sp_input` in a map; returns [N] handles.
 
