@@ -100,6 +100,10 @@ from tensorweave.ops.state.variables import (
     local_variables as local_variables, model_variables as model_variables,
     moving_average_variables as moving_average_variables,
     trainable_variables as trainable_variables)
+from tensorweave.ops.state.resource_variables import (
+    disable_resource_variables as disable_resource_variables,
+    enable_resource_variables as enable_resource_variables,
+    resource_variables_enabled as resource_variables_enabled)
 from tensorweave.ops.state.variable_initializers import (
     assert_variables_initialized as assert_variables_initialized,
     global_variables_initializer as global_variables_initializer,

@@ -165,9 +165,10 @@ class SavedModelBuilder:
         if saver_def is not None:
             keep |= {saver_def.filename_tensor_name.split(":")[0],
                      saver_def.save_tensor_name.split(":")[0], saver_def.restore_op_name}
-        mg = _mg.create_meta_graph_def(graph, saver_def=saver_def, clear_devices=clear_devices,
+        mg = _mg.create_meta_graph_def(graph=graph, saver_def=saver_def,
                                        strip_default_attrs=strip_default_attrs,
-                                       tf_compatible=True, keep_nodes=keep)
+                                       clear_devices=clear_devices, tf_compatible=True,
+                                       keep_nodes=keep)
         mg.meta_info_def.tags.extend([tags] if isinstance(tags, str) else list(tags))
         for key, sig in (signature_def_map or {}).items():
             mg.signature_def[key].CopyFrom(sig)

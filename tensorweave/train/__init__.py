@@ -36,12 +36,14 @@ from tensorweave.train.checkpoint_management import (
     get_checkpoint_state as get_checkpoint_state, latest_checkpoint as latest_checkpoint,
     latest_valid_checkpoint as latest_valid_checkpoint, list_variables as list_variables,
     load_checkpoint as load_checkpoint, load_variable as load_variable,
-    update_checkpoint_state as update_checkpoint_state)
+    update_checkpoint_state as update_checkpoint_state,
+    get_checkpoint_mtimes as get_checkpoint_mtimes, remove_checkpoint as remove_checkpoint)
 from tensorweave.train.saver import Saver as Saver
 from tensorweave.train.meta_graph_io import (
     export_meta_graph as export_meta_graph, import_meta_graph as import_meta_graph)
 from tensorweave.train.checkpoint_utils import init_from_checkpoint as init_from_checkpoint
 from tensorweave.framework.proto.saver_pb2 import SaverDef as SaverDef
+from tensorweave.framework.proto.meta_graph_pb2 import QueueRunnerDef as QueueRunnerDef
 from tensorweave.summary.writer import summary_iterator as summary_iterator
 from tensorweave.train.basic_session_run_hooks import (
     CheckpointSaverHook as CheckpointSaverHook,

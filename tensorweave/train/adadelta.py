@@ -23,6 +23,8 @@ class AdadeltaOptimizer(Optimizer):
         >>> train_op = tf.train.AdadeltaOptimizer(1.0).minimize(loss)
     """
 
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
+
     def __init__(self, learning_rate: Any = 0.001, rho: Any = 0.95, epsilon: Any = 1e-8,
                  use_locking: bool = False, name: str = "Adadelta") -> None:
         super().__init__(use_locking, name)

@@ -9,7 +9,6 @@ from typing import Any
 
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.state import init_ops
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.ops.training.training_ops import apply_op
 
@@ -24,6 +23,8 @@ class AdagradOptimizer(Optimizer):
         >>> opt = tf.train.AdagradOptimizer(learning_rate=0.5)
     """
 
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
+
     def __init__(self, learning_rate: Any, initial_accumulator_value: float = 0.1,
                  use_locking: bool = False, name: str = "Adagrad") -> None:
         if initial_accumulator_value <= 0.0:
@@ -35,9 +36,8 @@ class AdagradOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Any]) -> None:
         for v in var_list:
-            init = init_ops.constant_initializer(self._initial_accumulator_value,
-                                                 dtype=v.dtype.base_dtype)
-            self._get_or_make_slot(v, init, "accumulator", self._name)
+            self._constant_slot(v, self._initial_accumulator_value, "accumulator",
+                                self._name)
 
     def _prepare(self) -> None:
         self._lr_t = self._hyper(self._learning_rate, "learning_rate")

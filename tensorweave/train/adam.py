@@ -26,6 +26,8 @@ class AdamOptimizer(Optimizer):
         >>> opt = tf.train.AdamOptimizer(learning_rate=0.001, beta1=0.9, beta2=0.999)
     """
 
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
+
     def __init__(self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999,
                  epsilon: Any = 1e-8, use_locking: bool = False, name: str = "Adam") -> None:
         super().__init__(use_locking, name)
@@ -38,13 +40,8 @@ class AdamOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Any]) -> None:
         first = min(var_list, key=lambda v: v.name)
-        b1 = self._beta1() if callable(self._beta1) else self._beta1
-        b2 = self._beta2() if callable(self._beta2) else self._beta2
-        if isinstance(b1, Tensor) or isinstance(b2, Tensor):
-            raise TypeError("AdamOptimizer needs Python float beta1/beta2 to initialize "
-                            "beta1_power/beta2_power.")
-        self._create_non_slot_variable(b1, "beta1_power", first)
-        self._create_non_slot_variable(b2, "beta2_power", first)
+        self._create_non_slot_variable(self._beta1, "beta1_power", first)
+        self._create_non_slot_variable(self._beta2, "beta2_power", first)
         for v in var_list:
             self._zeros_slot(v, "m", self._name)
             self._zeros_slot(v, "v", self._name + "_1")

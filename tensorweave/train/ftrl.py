@@ -9,7 +9,6 @@ from typing import Any
 
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.state import init_ops
 from tensorweave.ops.training import ps_training_ops as _ops  # noqa: F401 - registers
 from tensorweave.ops.training.training_ops import apply_op
 from tensorweave.train.optimizer import Optimizer
@@ -49,6 +48,8 @@ class FtrlOptimizer(Optimizer):
         ...     .minimize(loss)
     """
 
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
+
     def __init__(self, learning_rate: Any, learning_rate_power: float = -0.5,
                  initial_accumulator_value: float = 0.1,
                  l1_regularization_strength: float = 0.0,
@@ -81,9 +82,8 @@ class FtrlOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Any]) -> None:
         for v in var_list:
-            init = init_ops.constant_initializer(self._initial_accumulator_value,
-                                                 dtype=v.dtype.base_dtype)
-            self._get_or_make_slot(v, init, "accum", self._accum_name or self._name)
+            self._constant_slot(v, self._initial_accumulator_value, "accum",
+                                self._accum_name or self._name)
             self._zeros_slot(v, "linear", self._linear_name or self._name)
 
     def _prepare(self) -> None:

@@ -25,6 +25,8 @@ class GradientDescentOptimizer(Optimizer):
         >>> opt = tf.train.GradientDescentOptimizer(learning_rate=0.1)
     """
 
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
+
     def __init__(self, learning_rate: Any, use_locking: bool = False,
                  name: str = "GradientDescent") -> None:
         super().__init__(use_locking, name)

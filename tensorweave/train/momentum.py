@@ -26,6 +26,8 @@ class MomentumOptimizer(Optimizer):
         >>> opt.get_slot(w, "momentum")
     """
 
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
+
     def __init__(self, learning_rate: Any, momentum: Any, use_locking: bool = False,
                  name: str = "Momentum", use_nesterov: bool = False) -> None:
         super().__init__(use_locking, name)

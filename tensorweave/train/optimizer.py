@@ -10,7 +10,7 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant, convert_to_tensor
@@ -18,11 +18,18 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array import core_ops
+from tensorweave.ops.array.fill_ops import fill
+from tensorweave.ops.array.shape_ops import shape as shape_of
+from tensorweave.ops.math.math_ops import cast
 from tensorweave.ops.state import init_ops
 from tensorweave.ops.state import state_ops
-from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
+from tensorweave.ops.state.resource_variables import is_resource_variable
 from tensorweave.ops.state.variables import Variable, trainable_variables
 from tensorweave.autodiff.gradients import gradients
+from tensorweave.train.optimizer_grads import deduplicate_indexed_rows, gate_all
+# TF's `slot_creator` functions, also reachable here (TF's optimizer module uses them).
+from tensorweave.train.slot_creator import (create_slot, create_slot_with_initializer,
+                                            create_zeros_slot)
 
 _FLOAT_TYPES = (_dt.float16, _dt.float32, _dt.float64)
 
@@ -32,36 +39,13 @@ def _var_key(var: Any) -> Any:
     return var.op
 
 
-def create_slot(primary: Variable, initializer: Callable[..., Tensor], name: str,
-                dtype: Any = None) -> Variable:
-    """A non-trainable variable shaped like `primary`, named "<primary>/<name>".
-
-    It and its initializer are colocated with `primary` (same ps task).
-
-    Example:
-        >>> m = create_slot(w, tf.zeros_initializer(), "Momentum")
-    """
-    g = primary.graph
-    dtype = _dt.as_dtype(dtype or primary.dtype).base_dtype
-    shape = primary.get_shape()
-    if not shape.is_fully_defined():
-        raise ValueError(f"Cannot create slot {name!r} for {primary.name}: its shape {shape} "
-                         "is not fully defined.")
-    dims = shape.as_list()
-    with g.as_default(), g.name_scope(None), g.colocate_with(primary.op):
-        slot: Any = Variable(lambda: initializer(dims, dtype=dtype), trainable=False,
-                        name=f"{primary.op.name}/{name}")
-    info = getattr(primary, "_save_slice_info", None)
-    if info is not None:
-        # A part's slot ("emb/part_0/Adagrad") is that part's slice of the full slot
-        # ("emb/Adagrad"): checkpoint keys as TF's slot_creator writes them.
-        slot._save_slice_info = SaveSliceInfo(f"{info.full_name}/{name}", info.full_shape,
-                                              info.var_offset, info.var_shape)
-    return slot
-
-
 class Optimizer:
-    """Base class of optimizers; subclasses define `_apply_dense` / `_apply_sparse`.
+    """Base class of optimizers; subclasses define `_apply_dense` / `_apply_sparse`
+    (ref variables) and `_resource_apply_dense` / `_resource_apply_sparse` (resource
+    variables), as TF 1.x's `tf.train.Optimizer`.
+
+    Sparse gradients reach `_apply_sparse`/`_resource_apply_sparse` with duplicate
+    indices summed; a variable's `constraint` is applied after each dense update.
 
     Args:
         use_locking: serialize each update on its variable's lock.
@@ -72,6 +56,11 @@ class Optimizer:
         >>> grads_and_vars = opt.compute_gradients(loss)
         >>> train_op = opt.apply_gradients(grads_and_vars)
     """
+
+    # True for our built-in optimizers: their fused update ops take a ref or a
+    # resource variable alike and sum duplicate indices in the kernel, so the
+    # resource hooks are the ref ones and no deduplication ops are built.
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = False
 
     GATE_NONE = 0
     GATE_OP = 1
@@ -146,7 +135,7 @@ class Optimizer:
                           aggregation_method=aggregation_method,
                           colocate_gradients_with_ops=colocate_gradients_with_ops)
         if gate_gradients == self.GATE_GRAPH:
-            grads = _gate_all(grads)
+            grads = gate_all(grads)
         return list(zip(grads, var_list))
 
     def apply_gradients(self, grads_and_vars: Any, global_step: Any = None,
@@ -185,20 +174,20 @@ class Optimizer:
         var_list = [v for _, v in pairs]
         graph = var_list[0].graph
         with graph.as_default():
+            # As TF's init_scope: slots are made outside the update's name scope and
+            # control dependencies.
+            with graph.control_dependencies(None):
+                self._create_slots(var_list)
             # TF1 names the returned op exactly like the scope ("GradientDescent"):
             # reserve the name, build under "<final>/", then create the op at the root.
             final = graph.unique_name(name or self._name, mark_as_used=False)
             with graph.name_scope(final + "/"):
-                self._create_slots(var_list)
                 self._prepare()
                 update_ops = []
                 for grad, var in pairs:
                     with graph.name_scope("update_" + var.op.name), \
                             graph.colocate_with(var.op):
-                        if isinstance(grad, IndexedSlices):
-                            out = self._apply_sparse(grad, var)
-                        else:
-                            out = self._apply_dense(grad, var)
+                        out = self._update(grad, var)
                         update_ops.append(out.op if isinstance(out, Tensor) else out)
                 if global_step is None:
                     train_op = self._finish(update_ops, final + "/")
@@ -211,6 +200,26 @@ class Optimizer:
                     train_op = state_ops.assign_add(step_ref, 1, name=final).op
         graph.add_to_collection(GraphKeys.TRAIN_OP, train_op)
         return train_op
+
+    def _update(self, grad: Any, var: Any) -> Any:
+        """The update of `var` by `grad`, through the hook TF 1.x calls for its kind."""
+        sparse = isinstance(grad, IndexedSlices)
+        if sparse and var.constraint is not None:
+            raise RuntimeError(f"Cannot use a constraint function on a sparse variable "
+                               f"({var.name}): its gradient is an IndexedSlices.")
+        if is_resource_variable(var):
+            if sparse:
+                return self._resource_apply_sparse_duplicate_indices(grad.values, var,
+                                                                     grad.indices)
+            out = self._resource_apply_dense(grad, var)
+        elif sparse:
+            return self._apply_sparse_duplicate_indices(grad, var)
+        else:
+            out = self._apply_dense(grad, var)
+        if var.constraint is None:
+            return out
+        with get_default_graph().control_dependencies([out]):
+            return var.assign(var.constraint(var))
 
     def get_slot(self, var: Any, name: str) -> Variable | None:
         """The slot variable `name` ("m", "momentum", ...) of `var`, or None."""
@@ -233,16 +242,51 @@ class Optimizer:
         out += list(self._non_slot_dict.values())
         return sorted(out, key=lambda v: v.name)
 
-    # ---- helpers for subclasses ----------------------------------------------------------
-    def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
-        return self._get_or_make_slot(var, init_ops.zeros_initializer(), slot_name, op_name)
+    # ---- helpers for subclasses (TF 1.x's protected Optimizer API) ------------------------
+    def _slot_dict(self, slot_name: str) -> dict[Any, Variable]:
+        return self._slots.setdefault(slot_name, {})
 
-    def _get_or_make_slot(self, var: Variable, initializer: Any, slot_name: str,
-                          op_name: str) -> Variable:
-        named = self._slots.setdefault(slot_name, {})
+    def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
+        """`var`'s slot `slot_name` ("<var>/<op_name>"), zeros like `var`; made once."""
+        named = self._slot_dict(slot_name)
         key = _var_key(var)
         if key not in named:
-            named[key] = create_slot(var, initializer, op_name)
+            named[key] = create_zeros_slot(var, op_name)
+        return named[key]
+
+    def _get_or_make_slot(self, var: Variable, val: Any, slot_name: str,
+                          op_name: str) -> Variable:
+        """`var`'s slot `slot_name`, made once with the initial value `val` (a Tensor)."""
+        named = self._slot_dict(slot_name)
+        key = _var_key(var)
+        if key not in named:
+            named[key] = create_slot(var, val, op_name)
+        return named[key]
+
+    def _constant_slot(self, var: Variable, value: float, slot_name: str,
+                       op_name: str) -> Variable:
+        """`var`'s slot `slot_name` filled with `value`, made once; for a variable whose
+        shape is only known at run time, of that run-time shape (as TF's Adagrad)."""
+        dtype = var.dtype.base_dtype
+        shape = var.get_shape()
+        if shape.is_fully_defined():
+            init: Any = init_ops.constant_initializer(value, dtype=dtype)
+        else:
+            def init() -> Tensor:
+                source = var.initialized_value() if isinstance(var, Variable) else var
+                return fill(shape_of(source), constant(value, dtype=dtype))
+        return self._get_or_make_slot_with_initializer(var, init, shape, dtype, slot_name,
+                                                       op_name)
+
+    def _get_or_make_slot_with_initializer(self, var: Variable, initializer: Any,
+                                           shape: Any, dtype: Any, slot_name: str,
+                                           op_name: str) -> Variable:
+        """`var`'s slot `slot_name`, made once by `initializer(shape, dtype)`."""
+        named = self._slot_dict(slot_name)
+        key = _var_key(var)
+        if key not in named:
+            named[key] = create_slot_with_initializer(var, initializer, shape, dtype,
+                                                      op_name)
         return named[key]
 
     def _create_non_slot_variable(self, initial_value: Any, name: str,
@@ -253,18 +297,29 @@ class Optimizer:
         v = self._non_slot_dict.get(key)
         if v is None:
             dtype = colocate_with.dtype.base_dtype
+
+            def init() -> Tensor:
+                # A hyperparameter may be a float, a Tensor or a callable (TF 1.x).
+                value = self._call_if_callable(initial_value)
+                if isinstance(value, Tensor):
+                    return value if value.dtype.base_dtype == dtype else \
+                        cast(value, dtype)
+                return constant(value, dtype=dtype)
             with g.as_default(), g.name_scope(None), g.colocate_with(colocate_with.op):
-                v = Variable(lambda: constant(initial_value, dtype=dtype), name=name,
-                             trainable=False)
+                v = Variable(init, name=name, trainable=False,
+                             use_resource=is_resource_variable(colocate_with))
             self._non_slot_dict[key] = v
         return v
 
     def _get_non_slot_variable(self, name: str, graph: Any = None) -> Variable | None:
         return self._non_slot_dict.get((name, graph or get_default_graph()))
 
+    def _call_if_callable(self, param: Any) -> Any:
+        """A hyperparameter given as a callable is called when the update is built."""
+        return param() if callable(param) else param
+
     def _hyper(self, value: Any, name: str) -> Tensor:
-        value = value() if callable(value) else value
-        return convert_to_tensor(value, name=name)
+        return convert_to_tensor(self._call_if_callable(value), name=name)
 
     def _finish(self, update_ops: list[Any], name_scope: str) -> Operation:
         return self._group(update_ops, name_scope)
@@ -300,29 +355,36 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__} does not support sparse gradients "
                                   f"(IndexedSlices) for {var.name}")
 
+    def _apply_sparse_duplicate_indices(self, grad: IndexedSlices, var: Variable) -> Any:
+        """`_apply_sparse` with each index once (its gradient rows summed)."""
+        if self._UPDATE_OPS_TAKE_ANY_VARIABLE:  # the kernels sum duplicates themselves
+            return self._apply_sparse(grad, var)
+        values, indices = deduplicate_indexed_rows(grad.values, grad.indices)
+        return self._apply_sparse(IndexedSlices(values, indices, grad.dense_shape), var)
 
-def _gate_all(grads: list[Any]) -> list[Any]:
-    """GATE_GRAPH: every gradient is released only after all are computed."""
-    deps = []
-    for g in grads:
-        if isinstance(g, IndexedSlices):
-            deps += [g.values, g.indices]
-        elif g is not None:
-            deps.append(g)
-    if not deps:
-        return grads
-    graph = deps[0].graph
-    out: list[Any] = []
-    with graph.control_dependencies(deps):
-        for g in grads:
-            if g is None:
-                out.append(None)
-            elif isinstance(g, IndexedSlices):
-                out.append(IndexedSlices(core_ops.identity(g.values),
-                                         core_ops.identity(g.indices), g.dense_shape))
-            else:
-                out.append(core_ops.identity(g))
-    return out
+    def _resource_apply_dense(self, grad: Tensor, handle: Any) -> Any:
+        """The dense update of the resource variable `handle`."""
+        if self._UPDATE_OPS_TAKE_ANY_VARIABLE:
+            return self._apply_dense(grad, handle)
+        raise NotImplementedError(f"{type(self).__name__} does not implement "
+                                  f"_resource_apply_dense (resource variable "
+                                  f"{handle.name})")
+
+    def _resource_apply_sparse(self, grad: Tensor, handle: Any, indices: Tensor) -> Any:
+        """The update of rows `indices` (unique) of the resource variable `handle`."""
+        if self._UPDATE_OPS_TAKE_ANY_VARIABLE:
+            return self._apply_sparse(IndexedSlices(grad, indices), handle)
+        raise NotImplementedError(f"{type(self).__name__} does not implement "
+                                  f"_resource_apply_sparse (resource variable "
+                                  f"{handle.name})")
+
+    def _resource_apply_sparse_duplicate_indices(self, grad: Tensor, handle: Any,
+                                                 indices: Tensor) -> Any:
+        """`_resource_apply_sparse` with each index once (its gradient rows summed)."""
+        if self._UPDATE_OPS_TAKE_ANY_VARIABLE:
+            return self._resource_apply_sparse(grad, handle, indices)
+        values, unique_indices = deduplicate_indexed_rows(grad, indices)
+        return self._resource_apply_sparse(values, handle, unique_indices)
 
 
-__all__ = ["Optimizer", "create_slot"]
+__all__ = ["Optimizer", "create_slot", "create_slot_with_initializer", "create_zeros_slot"]

@@ -10,7 +10,6 @@ from typing import Any
 
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.state import init_ops
 from tensorweave.ops.training import ps_training_ops as _ops  # noqa: F401 - registers
 from tensorweave.ops.training.training_ops import apply_op
 from tensorweave.train.optimizer import Optimizer
@@ -23,6 +22,8 @@ class ProximalGradientDescentOptimizer(Optimizer):
         >>> opt = tf.train.ProximalGradientDescentOptimizer(
         ...     0.5, l1_regularization_strength=0.01)
     """
+
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
 
     def __init__(self, learning_rate: Any, l1_regularization_strength: float = 0.0,
                  l2_regularization_strength: float = 0.0, use_locking: bool = False,
@@ -57,6 +58,8 @@ class ProximalAdagradOptimizer(Optimizer):
         >>> opt = tf.train.ProximalAdagradOptimizer(0.1, l2_regularization_strength=0.01)
     """
 
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
+
     def __init__(self, learning_rate: Any, initial_accumulator_value: float = 0.1,
                  l1_regularization_strength: float = 0.0,
                  l2_regularization_strength: float = 0.0, use_locking: bool = False,
@@ -71,9 +74,8 @@ class ProximalAdagradOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Any]) -> None:
         for v in var_list:
-            init = init_ops.constant_initializer(self._initial_accumulator_value,
-                                                 dtype=v.dtype.base_dtype)
-            self._get_or_make_slot(v, init, "accumulator", self._name)
+            self._constant_slot(v, self._initial_accumulator_value, "accumulator",
+                                self._name)
 
     def _prepare(self) -> None:
         self._lr_t = self._hyper(self._learning_rate, "learning_rate")

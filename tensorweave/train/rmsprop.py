@@ -9,7 +9,6 @@ from typing import Any
 
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.state import init_ops
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.ops.training.training_ops import apply_op
 
@@ -25,6 +24,8 @@ class RMSPropOptimizer(Optimizer):
         >>> opt = tf.train.RMSPropOptimizer(learning_rate=0.001)
     """
 
+    _UPDATE_OPS_TAKE_ANY_VARIABLE = True  # fused update ops: ref or resource
+
     def __init__(self, learning_rate: Any, decay: Any = 0.9, momentum: Any = 0.0,
                  epsilon: Any = 1e-10, use_locking: bool = False, centered: bool = False,
                  name: str = "RMSProp") -> None:
@@ -34,8 +35,7 @@ class RMSPropOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Any]) -> None:
         for v in var_list:
-            ones = init_ops.ones_initializer(dtype=v.dtype.base_dtype)
-            self._get_or_make_slot(v, ones, "rms", self._name)
+            self._constant_slot(v, 1.0, "rms", self._name)
             if self._centered:
                 self._zeros_slot(v, "mg", self._name)
             self._zeros_slot(v, "momentum", self._name)

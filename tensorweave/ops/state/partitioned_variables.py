@@ -271,7 +271,8 @@ _PARTITIONED: "weakref.WeakKeyDictionary[Any, dict[str, PartitionedVariable]]" =
 def get_partitioned_variable(store: Any, name: str, shape: Any, dtype: Any,
                              initializer: Any, regularizer: Any, trainable: bool,
                              collections: Any, reuse: Any, validate_shape: bool,
-                             partitioner: Partitioner) -> PartitionedVariable:
+                             partitioner: Partitioner, use_resource: Any = None,
+                             constraint: Any = None) -> PartitionedVariable:
     """Gets or creates the PartitionedVariable `name` in `store` (a `_VariableStore`).
 
     Called by `VariableScope.get_variable` when a partitioner is set; each shard
@@ -323,7 +324,8 @@ def get_partitioned_variable(store: Any, name: str, shape: Any, dtype: Any,
             part_init = _with_partition_info(initializer, info)
             part_shape_arg = part_shape
         var = store.get_variable(part_name, part_shape_arg, dtype, part_init, regularizer,
-                                 trainable, collections, reuse, validate_shape)
+                                 trainable, collections, reuse, validate_shape,
+                                 use_resource, constraint)
         var._save_slice_info = SaveSliceInfo(name, full, offset, part_shape)
         parts.append(var)
     pv = PartitionedVariable(name, shape, dtype, parts, partitions)

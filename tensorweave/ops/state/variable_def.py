@@ -36,7 +36,7 @@ def variable_to_proto(var: Any, export_scope: str | None = None) -> Any:
         initial_value_name=_scoped(var.initial_value.name, export_scope, True),
         initializer_name=_scoped(var.initializer.name, export_scope, True),
         snapshot_name=_scoped(var.value().name, export_scope, True),
-        trainable=bool(var.trainable))
+        trainable=bool(var.trainable), is_resource=bool(getattr(var, "_is_resource", False)))
     info = getattr(var, "_save_slice_info", None)
     if info is not None:
         p.save_slice_info_def.full_name = _scoped(info.full_name, export_scope, True)
@@ -56,8 +56,15 @@ def variable_from_proto(cls: Any, proto: Any, import_scope: str | None = None,
     Raises:
         KeyError/ValueError: if the graph lacks one of the named ops.
     """
-    g = graph or get_default_graph()
     var = cls.__new__(cls)
+    fill_from_proto(var, proto, import_scope, graph)
+    return var
+
+
+def fill_from_proto(var: Any, proto: Any, import_scope: str | None = None,
+                    graph: Any = None) -> None:
+    """Points the (new, empty) variable object `var` at the ops `proto` names."""
+    g = graph or get_default_graph()
     var._variable = g.as_graph_element(_scoped(proto.variable_name, import_scope, False))
     var._initializer_op = g.as_graph_element(_scoped(proto.initializer_name, import_scope,
                                                      False))
@@ -72,4 +79,3 @@ def variable_from_proto(cls: Any, proto: Any, import_scope: str | None = None,
         var._save_slice_info = SaveSliceInfo(_scoped(s.full_name, import_scope, False),
                                               list(s.full_shape), list(s.var_offset),
                                               list(s.var_shape))
-    return var

@@ -20,11 +20,10 @@ import weakref
 from typing import Any, Iterator, cast
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.framework.tensor_shape import as_shape
-from tensorweave.ops.state import init_ops
+from tensorweave.framework.graph import get_default_graph
 from tensorweave.ops.state.variables import Variable
 from tensorweave.ops.state import partitioned_variables
+from tensorweave.ops.state.variable_store import VariableStore as _VariableStore
 
 
 class _ReuseMode(enum.Enum):
@@ -46,7 +45,7 @@ class VariableScope:
                  regularizer: Any = None, caching_device: Any = None,
                  partitioner: Any = None, custom_getter: Any = None,
                  name_scope: str = "", dtype: Any = _dt.float32,
-                 constraint: Any = None) -> None:
+                 constraint: Any = None, use_resource: Any = None) -> None:
         self._name = name
         self._reuse = reuse
         self._initializer = initializer
@@ -57,6 +56,7 @@ class VariableScope:
         self._name_scope = name_scope
         self._dtype = _dt.as_dtype(dtype)
         self._constraint = constraint
+        self._use_resource = use_resource
 
     name = property(lambda self: self._name)
     original_name_scope = property(lambda self: self._name_scope)
@@ -68,6 +68,7 @@ class VariableScope:
     custom_getter = property(lambda self: self._custom_getter)
     dtype = property(lambda self: self._dtype)
     constraint = property(lambda self: self._constraint)
+    use_resource = property(lambda self: self._use_resource)
 
     def reuse_variables(self) -> None:
         """From now on, `get_variable` in this scope returns existing variables."""
@@ -88,11 +89,23 @@ class VariableScope:
     def set_caching_device(self, caching_device: Any) -> None:
         self._caching_device = caching_device
 
+    def set_use_resource(self, use_resource: Any) -> None:
+        """Whether `get_variable` here makes ResourceVariables (None: the default)."""
+        self._use_resource = use_resource
+
     def get_variable(self, name: str, shape: Any = None, dtype: Any = None,
                      initializer: Any = None, regularizer: Any = None,
                      trainable: bool = True, collections: Any = None, **kwargs: Any) -> Any:
-        """`get_variable` with this scope's defaults, named "<scope>/<name>"."""
-        full = f"{self._name}/{name}" if self._name else name
+        """`get_variable` with this scope's defaults, named "<scope>/<name>".
+
+        An empty `name` names the scope's own variable ("<scope>"), as TF's slot
+        creator uses it.
+        """
+        if not name and not self._name:
+            raise ValueError("get_variable needs a name outside any variable scope, got "
+                             f"{name!r}.")
+        # "<scope>/": the scope's own variable, named exactly "<scope>" (see Variable).
+        full = f"{self._name}/{name}" if self._name and name else (name or self._name + "/")
         # Inside a function body (while_loop, cond, scan, map_fn) the variable is made in
         # the model's graph, outside every body (as TF does), and the body captures it:
         # made in the body it would be re-created, and re-initialized, on every call.
@@ -118,89 +131,24 @@ class VariableScope:
                     initializer if initializer is not None else self._initializer,
                     regularizer if regularizer is not None else self._regularizer,
                     trainable, collections, reuse, kwargs.get("validate_shape", True),
-                    partitioner)
+                    partitioner, self._use_resource_for(kwargs),
+                    self._constraint_for(kwargs))
         with g.name_scope(None):  # variable names ignore the current name scope
             return _store(g).get_variable(
                 full, shape, dtype if dtype is not None else self._dtype,
                 initializer if initializer is not None else self._initializer,
                 regularizer if regularizer is not None else self._regularizer,
                 trainable, collections, reuse,
-                kwargs.get("validate_shape", True))
+                kwargs.get("validate_shape", True), self._use_resource_for(kwargs),
+                self._constraint_for(kwargs))
 
+    def _use_resource_for(self, kwargs: dict[str, Any]) -> Any:
+        given = kwargs.get("use_resource")
+        return self._use_resource if given is None else given
 
-class _VariableStore:
-    """The variables `get_variable` created in one graph, by full name."""
-
-    def __init__(self) -> None:
-        self.vars: dict[str, Variable] = {}
-        self.scope_counts: dict[str, int] = {}
-        self.lock = threading.RLock()
-
-    def get_variable(self, name: str, shape: Any, dtype: Any, initializer: Any,
-                     regularizer: Any, trainable: bool, collections: Any, reuse: Any,
-                     validate_shape: bool) -> Variable:
-        dtype = _dt.as_dtype(dtype).base_dtype
-        shape = as_shape(shape) if shape is not None else None
-        with self.lock:
-            found = self.vars.get(name)
-            if found is not None:
-                if not reuse:
-                    raise ValueError(
-                        f"Variable {name} already exists, disallowed. Did you mean to set "
-                        f"reuse=True or reuse=tf.AUTO_REUSE in VarScope? Originally defined "
-                        f"at:\n\n  {found.op.traceback}")
-                if shape is not None and not shape.is_compatible_with(found.get_shape()):
-                    raise ValueError(f"Trying to share variable {name}, but specified shape "
-                                     f"{shape} and found shape {found.get_shape()}.")
-                if not dtype.is_compatible_with(found.dtype):
-                    raise ValueError(f"Trying to share variable {name}, but specified dtype "
-                                     f"{dtype.name} and found dtype "
-                                     f"{found.dtype.base_dtype.name}.")
-                return found
-            if reuse is True:
-                raise ValueError(f"Variable {name} does not exist, or was not created with "
-                                 "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE "
-                                 "in VarScope?")
-            var = self._create(name, shape, dtype, initializer, trainable, collections,
-                               validate_shape)
-            self.vars[name] = var
-        if regularizer is not None:
-            g = var.graph
-            with g.colocate_with(var.op), g.name_scope(var.op.name + "/Regularizer/"):
-                loss = regularizer(var)
-            if loss is not None:
-                g.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
-        return var
-
-    @staticmethod
-    def _create(name: str, shape: Any, dtype: _dt.DType, initializer: Any, trainable: bool,
-                collections: Any, validate_shape: bool) -> Variable:
-        if initializer is not None and not callable(initializer):
-            # A Tensor or value fixes the shape (and dtype) itself, as in TF1.
-            if shape is not None:
-                raise ValueError(f"If initializer is a constant, do not specify shape "
-                                 f"(variable {name}, shape {shape}).")
-            return Variable(initializer, trainable=trainable, collections=collections,
-                            validate_shape=validate_shape, name=name)
-        if initializer is None:
-            if dtype.is_floating:
-                initializer = init_ops.glorot_uniform_initializer()
-            elif dtype.is_integer or dtype.is_bool or dtype == _dt.string:
-                initializer = init_ops.zeros_initializer()
-            else:
-                raise ValueError(f"An initializer for variable {name} of {dtype.name} is "
-                                 "required")
-        if shape is None or not shape.is_fully_defined():
-            raise ValueError(f"Shape of a new variable ({name}) must be fully defined, but "
-                             f"instead was {shape}.")
-        dims = shape.as_list()
-
-        def init_val() -> Any:
-            if isinstance(initializer, type):  # a class such as tf.zeros_initializer
-                return initializer(dtype=dtype)(dims, dtype=dtype)
-            return initializer(dims, dtype=dtype, partition_info=None)
-        return Variable(init_val, trainable=trainable, collections=collections,
-                        validate_shape=validate_shape, name=name, dtype=dtype)
+    def _constraint_for(self, kwargs: dict[str, Any]) -> Any:
+        given = kwargs.get("constraint")
+        return self._constraint if given is None else given
 
 
 _STATE: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -323,7 +271,8 @@ def variable_scope(name_or_scope: Any = None, default_name: str | None = None,
                 custom_getter if custom_getter is not None else src.custom_getter,
                 src.original_name_scope if isinstance(name_or_scope, VariableScope) else ns,
                 dtype if dtype is not None else src.dtype,
-                constraint if constraint is not None else src.constraint)
+                constraint if constraint is not None else src.constraint,
+                use_resource if use_resource is not None else src.use_resource)
             stack.append(scope)
             try:
                 yield scope
@@ -360,7 +309,8 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
     """
     return get_variable_scope().get_variable(
         name, shape, dtype, initializer, regularizer, trainable, collections,
-        validate_shape=validate_shape, partitioner=partitioner)  # hook: partitioned vars
+        validate_shape=validate_shape, partitioner=partitioner,  # hook: partitioned vars
+        use_resource=use_resource, constraint=constraint)
 
 
 def no_regularizer(_: Any) -> None:

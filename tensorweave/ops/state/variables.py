@@ -13,6 +13,7 @@ Example:
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 from tensorweave.framework import dtypes as _dt
@@ -30,7 +31,45 @@ from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework.proto import meta_graph_pb2 as _mg_pb2
 
 
-class Variable:
+# The class `tf.Variable(..., use_resource=True)` makes, and whether that is the default
+# (`tf.enable_resource_variables()`); set by ops/state/resource_variables.py, which
+# subclasses Variable and so cannot be imported from here.
+_RESOURCE: dict[str, Any] = {"class": None, "default": False}
+
+
+def register_resource_variable_class(cls: type) -> None:
+    """Makes `cls` what `tf.Variable(..., use_resource=True)` constructs."""
+    _RESOURCE["class"] = cls
+
+
+def set_resource_variables_default(enabled: bool) -> None:
+    """Whether `tf.Variable`/`tf.get_variable` make resource variables by default."""
+    _RESOURCE["default"] = bool(enabled)
+
+
+def resource_variables_default() -> bool:
+    return bool(_RESOURCE["default"])
+
+
+class _VariableMeta(type):
+    """`tf.Variable(...)` is TF 1.x's VariableV1: `use_resource=True` (or resource
+    variables enabled) makes a ResourceVariable, as TF's variable creator does."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is Variable:
+            bound = _V1_SIGNATURE.bind(None, *args, **kwargs)
+            use_resource = bound.arguments.pop("use_resource", None)
+            if use_resource is None:
+                use_resource = _RESOURCE["default"]
+            resource_cls = _RESOURCE["class"]
+            if use_resource and resource_cls is not None:
+                bound.arguments.pop("self")
+                bound.arguments.pop("expected_shape", None)
+                return resource_cls(**bound.arguments)
+        return super().__call__(*args, **kwargs)
+
+
+class Variable(metaclass=_VariableMeta):
     """A mutable tensor whose value persists across `Session.run` calls.
 
     Args:
@@ -40,11 +79,17 @@ class Variable:
         collections: graph collections to add it to (default GLOBAL_VARIABLES).
         validate_shape: if False, the variable may later take other shapes.
         name: the variable's name (made unique); default "Variable".
+        variable_def: a VariableDef naming existing ops: wraps them (nothing is
+            created), as `Variable.from_proto` does.
         dtype: converts the initial value to this dtype.
         expected_shape: a shape the initial value must be compatible with.
+        use_resource: True makes a `ResourceVariable` instead (TF 1.x's VariableV1).
+        shape: the variable's static shape (default: the initial value's); with
+            `validate_shape=False` it may be partly unknown.
 
     Raises:
-        ValueError: if `initial_value` is None or incompatible with expected_shape.
+        ValueError: if `initial_value` is None or incompatible with expected_shape
+            or `shape`.
 
     Example:
         >>> v = tf.Variable([1.0, 2.0], name="v")
@@ -59,24 +104,39 @@ class Variable:
                  caching_device: Any = None, name: str | None = None,
                  variable_def: Any = None, dtype: Any = None,
                  expected_shape: Any = None, import_scope: str | None = None,
-                 constraint: Any = None) -> None:
+                 constraint: Any = None, use_resource: Any = None,
+                 synchronization: Any = None, aggregation: Any = None,
+                 shape: Any = None) -> None:
+        if variable_def is not None:
+            if initial_value is not None:
+                raise ValueError(f"variable_def and initial_value are mutually exclusive "
+                                 f"(variable {variable_def.variable_name!r}).")
+            _variable_def.fill_from_proto(self, variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified to create a Variable (name "
                              f"{name!r}).")
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"The `constraint` argument of variable {name!r} must be a "
+                             f"callable, got {constraint!r}.")
         g = _graph_for(initial_value)
         # As TF 1.x's init_scope: a variable made inside control_dependencies does not
         # take those dependencies onto its op, initializer or read.
         with g.as_default(), g.control_dependencies(None):
-            self._build(g, initial_value, trainable, collections, validate_shape, name,
-                        dtype, expected_shape)
+            self._build(g, initial_value, True if trainable is None else trainable,
+                        collections, validate_shape, name, dtype, expected_shape, shape)
         self._constraint = constraint
 
     def _build(self, g: Any, initial_value: Any, trainable: bool, collections: Any,
                validate_shape: bool, name: str | None, dtype: Any,
-               expected_shape: Any) -> None:
+               expected_shape: Any, static_shape: Any = None) -> None:
         # Reserve the name without claiming it, build everything under "<name>/",
         # then create the VariableV2 op with exactly that name at the root scope.
-        var_name = g.unique_name(name or "Variable", mark_as_used=False)
+        # A name ending in "/" is a scope's name, taken as is (TF: `tf.variable_scope`'s
+        # own variable, e.g. a slot "w/Momentum" made in the scope "w/Momentum").
+        exact = name is not None and name.endswith("/")
+        var_name = name[:-1] if name is not None and exact else \
+            g.unique_name(name or "Variable", mark_as_used=False)
         from_fn = callable(initial_value)
         first_new = len(g.get_operations())
         with g.name_scope(var_name + "/"):
@@ -93,9 +153,15 @@ class Variable:
             raise ValueError(f"Variable {var_name}: initial value shape {init.shape} is not "
                              f"compatible with expected_shape {as_shape(expected_shape)}")
         shape = init.shape if validate_shape else TensorShape(None)
+        if static_shape is not None:
+            static_shape = as_shape(static_shape)
+            if not static_shape.is_compatible_with(init.shape):
+                raise ValueError(f"Variable {var_name}: initial value shape {init.shape} is "
+                                 f"not compatible with shape {static_shape}")
+            shape = static_shape
         with g.name_scope(None):
-            self._variable = state_ops.variable_op_v2(shape, init.dtype.base_dtype,
-                                                      name=var_name)
+            self._variable = state_ops.variable_op_v2(
+                shape, init.dtype.base_dtype, name=var_name + "/" if exact else var_name)
         vop = self._variable.op
         if from_fn:
             # TF1: an initializer built from a function lives with its variable.
@@ -260,8 +326,11 @@ class Variable:
 
     @staticmethod
     def from_proto(variable_def: Any, import_scope: str | None = None) -> Variable:
-        """The Variable over already imported ops named by `variable_def`."""
-        return _variable_def.variable_from_proto(Variable, variable_def, import_scope)
+        """The Variable over already imported ops named by `variable_def` (a
+        ResourceVariable when the VariableDef says `is_resource`)."""
+        cls = _RESOURCE["class"] if variable_def.is_resource and _RESOURCE["class"] \
+            else Variable
+        return _variable_def.variable_from_proto(cls, variable_def, import_scope)
 
 
 def _delegate(op_name: str) -> Callable[..., Any]:
@@ -307,6 +376,7 @@ def _current_read(v: Variable) -> Tensor:
 
 register_tensor_conversion_function(Variable, _to_tensor)
 VariableV1 = Variable
+_V1_SIGNATURE = inspect.signature(Variable.__init__)
 
 
 def _graph_for(initial_value: Any) -> Any:
@@ -315,36 +385,10 @@ def _graph_for(initial_value: Any) -> Any:
     return get_default_graph()
 
 
-# ---- collections ---------------------------------------------------------------------
-def global_variables(scope: str | None = None) -> list[Variable]:
-    """Variables in GLOBAL_VARIABLES (shared across replicas; saved by Savers).
-
-    Example:
-        >>> [v.name for v in tf.global_variables()]
-    """
-    return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
-
-
-all_variables = global_variables
-
-
-def trainable_variables(scope: str | None = None) -> list[Variable]:
-    """Variables in TRAINABLE_VARIABLES (what optimizers update by default)."""
-    return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
-
-
-def local_variables(scope: str | None = None) -> list[Variable]:
-    """Variables in LOCAL_VARIABLES (per-process, e.g. epoch counters)."""
-    return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
-
-
-def model_variables(scope: str | None = None) -> list[Variable]:
-    """Variables in MODEL_VARIABLES."""
-    return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
-
-
-def moving_average_variables(scope: str | None = None) -> list[Variable]:
-    return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+# The collection getters live in variable_collections.py; TF's module has them here.
+from tensorweave.ops.state.variable_collections import (  # noqa: E402
+    all_variables, global_variables, local_variables, model_variables,
+    moving_average_variables, trainable_variables)
 
 
 __all__ = ["Variable", "global_variables", "trainable_variables", "local_variables",
