@@ -67,6 +67,17 @@ class Graph(GraphLookupMixin):
         self.outer_graph: Graph | None = None
 
     # ---- per-thread scope stacks -------------------------------------------------
+    def switch_to_thread_local(self) -> None:
+        """TF1's switch to per-thread device, colocation, dependency and name stacks.
+
+        Here those stacks are always per thread (a thread building ops never sees
+        another thread's `with tf.device(...)` or `tf.control_dependencies(...)`), so
+        there is nothing to switch; TF1 programs that call it run unchanged.
+
+        Example:
+            >>> tf.get_default_graph().switch_to_thread_local()
+        """
+
     def _stack(self, name: str) -> list[Any]:
         stack = getattr(self._local, name, None)
         if stack is None:
