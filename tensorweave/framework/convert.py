@@ -114,6 +114,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
         TypeError: a value that cannot be a tensor.
     """
     dt = _dt.as_dtype(dtype) if dtype is not None else None
+    if isinstance(value, (TensorShape, Dimension)):
+        value = known_values(value)  # TF's ValueError for an unknown size, as it is
     if isinstance(value, Tensor):
         if dt is not None and not _dtype_ok(value.dtype, dt, as_ref):
             raise ValueError(f"Tensor conversion requested dtype {dt.name} for Tensor "
