@@ -75,12 +75,17 @@ def test_saved_model_pb_uses_tf_op_names_and_tf_saver(tmp_path):
         {n.op for n in mg.graph_def.node}
     save = ops[mg.saver_def.save_tensor_name.split(":")[0]]
     assert save.op == "Identity"
+    scope = mg.saver_def.restore_op_name.split("/")[0]
     restore_v2 = [n for n in mg.graph_def.node if n.op == "RestoreV2"]
-    assert len(restore_v2) == 1 and len(restore_v2[0].attr["dtypes"].list.type) == 3
+    assert len(restore_v2) == 2 and all(len(n.attr["dtypes"].list.type) == 3
+                                        for n in restore_v2)
+    assert [n.name for n in restore_v2 if n.name.startswith(scope + "/")] == \
+        [f"{scope}/RestoreV2"]
     assert ops["MatMul"].attr["T"].type == tf.float32.as_datatype_enum
     assert mg.saver_def.version == 2
     assert list(mg.meta_info_def.tags) == [SERVE]
-    assert "savers" not in mg.collection_def   # its nodes are tensorweave-only: pruned
+    # The program's own Saver (our checkpoint ops) is written as TF's Saver ops: kept.
+    assert len(mg.collection_def["savers"].bytes_list.value) == 1
 
 
 def test_export_dir_must_be_new_or_empty(tmp_path):
@@ -245,21 +250,21 @@ def test_signature_def_utils():
 
 def test_signature_on_an_op_tensorflow_lacks_is_refused(tmp_path):
     x, probs = _dense_model()
-    saver = tf.train.Saver()
-    # The Saver's save output comes from a tensorweave-only op (the consistent snapshot).
+    # tf.scan's FunctionalScan has no TF op it could be written as.
+    scanned = tf.scan(lambda a, v: a + v, tf.reduce_sum(probs, 1), name="scan")
     bad = tf.saved_model.signature_def_utils.predict_signature_def(
-        {"x": x}, {"path": saver._save_t})
+        {"x": x}, {"cumulative": scanned})
     b = tf.saved_model.builder.SavedModelBuilder(str(tmp_path / "m"))
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        with pytest.raises(ValueError, match="depend on ops TensorFlow does not have"):
+        with pytest.raises(ValueError, match=r"depend on ops TensorFlow does not have.*"
+                                             r"FunctionalScan \(node scan/scan\)"):
             b.add_meta_graph_and_variables(sess, [SERVE], signature_def_map={"s": bad})
 
 
 def test_training_graph_with_input_pipeline_exports_its_serving_part(tmp_path):
-    """Ops TF lacks (our dataset iterator, the user's Saver, dropout masks) and what
-    depends on them are pruned; a fed input whose default came from the pipeline
-    becomes a Placeholder."""
+    """Ops TF lacks (our dataset iterator) and what depends on them are pruned; a
+    fed input whose default came from the pipeline becomes a Placeholder."""
     export = str(tmp_path / "m")
     feats = np.random.RandomState(0).rand(16, 4).astype(np.float32)
     fx, fy = tf.data.Dataset.from_tensor_slices((feats, np.arange(16) % 3)).batch(4) \

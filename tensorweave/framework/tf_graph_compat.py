@@ -5,12 +5,13 @@ only the attrs our ops have. TensorFlow also wants the attrs it derives from
 input types (MatMul's "T", SaveV2's "dtypes", Pack's "N", ...) and rejects
 attrs it does not know. `to_tensorflow` adds the first from the op's actual
 input/output dtypes and drops ours that TF lacks when they hold their default
-value (a non-default one has no TF meaning: an error names it). Ops TF has no
-equivalent of (our checkpoint pause/merge ops, ...) are left out together with
-every node that depends on them, when the caller allows it.
+value (a non-default one has no TF meaning: an error names it).
 
-Our few fused ops (dropout's mask, ...) are first written as the TF ops that
-compute the same (`tf_lowering.py`).
+Our own ops (dropout's mask, the gradients' broadcast helpers, the Saver's
+checkpoint ops, crossed and vocabulary columns, ...) are first written as the TF
+ops that compute the same (`tf_lowering.py`). Nodes still on an op TF lacks are
+left out together with every node that depends on them, when the caller allows
+it; an error names each such op type and its nodes when a kept node needs one.
 
 The reverse, TF-written GraphDefs for our importer, is
 `tf_graph_import_compat.from_tensorflow`. Signatures come from `tf_op_signatures.py`
@@ -26,7 +27,7 @@ from typing import Any
 
 from tensorweave.framework.func_graph import FuncGraph
 from tensorweave.framework.proto import graph_pb2
-from tensorweave.framework.tf_lowering import lower_for_tensorflow
+from tensorweave.framework.tf_lowering import describe_ops, lower_for_tensorflow
 from tensorweave.framework.tf_op_signatures import SIGNATURES
 
 
@@ -212,7 +213,7 @@ def to_tensorflow(graph: Any, graph_def: Any, prune_unknown: bool = False,
     out = graph_pb2.GraphDef()
     out.CopyFrom(graph_def)
     lowered = lower_for_tensorflow(out, graph)   # complete already
-    unknown = {n.name for n in out.node if n.op not in SIGNATURES}
+    unknown = {n.name for n in out.node if n.op not in SIGNATURES and n.name not in lowered}
     problems: dict[str, list[str]] = {}
     bad_functions = _fix_functions(out, graph)
     for node in out.node:
@@ -234,10 +235,15 @@ def to_tensorflow(graph: Any, graph_def: Any, prune_unknown: bool = False,
                 n.input[:] = [i for i in n.input if i.startswith("^")]
         bad = sorted((keep or set()) & dropped)
         if bad:
-            why = sorted({n.op for n in out.node if n.name in unknown}) + \
-                [p for ps in problems.values() for p in ps][:5]
-            raise ValueError(f"Nodes {bad[:5]} depend on ops TensorFlow does not have "
-                             f"({why}); they cannot be exported in TensorFlow's format.")
+            foreign: dict[str, list[str]] = {}
+            for n in out.node:
+                if n.name in unknown:
+                    foreign.setdefault(n.op, []).append(n.name)
+            why = describe_ops(foreign) + "".join(
+                f"; {p}" for p in [p for ps in problems.values() for p in ps][:5])
+            raise ValueError(f"Nodes {bad[:5]} depend on ops TensorFlow does not have, which "
+                             f"tensorweave cannot write as TensorFlow ops: {why}. They cannot "
+                             "be exported in TensorFlow's format.")
         kept = [n for n in out.node if n.name not in dropped]
         del out.node[:]
         out.node.extend(kept)

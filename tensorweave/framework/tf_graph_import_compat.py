@@ -92,6 +92,31 @@ def _from_resource_ops(gd: Any) -> None:
     gd.node.extend(extra)
 
 
+# TF's resource-handle lookup tables (what TF 1.15's lookup ops, and our exports of
+# VocabularyLookup, build) as the reference-handle table ops tensorweave has.
+_TABLE_OPS = {"HashTableV2": "HashTable", "LookupTableFindV2": "LookupTableFind",
+              "InitializeTableV2": "InitializeTable", "LookupTableSizeV2": "LookupTableSize",
+              "InitializeTableFromTextFileV2": "InitializeTableFromTextFile"}
+
+
+def _from_table_and_cross_ops(gd: Any) -> None:
+    """TF's V2 table ops as ours; a hashed SparseCross without dense inputs (what TF's
+    crossed_column builds, and our SparseFeatureCross exports as) as SparseFeatureCross.
+
+    A SparseCross of another kind (string output, dense inputs) stays as it is.
+    """
+    for node in list(gd.node) + [n for f in gd.library.function for n in f.node_def]:
+        if node.op in _TABLE_OPS:
+            node.op = _TABLE_OPS[node.op]
+        elif node.op == "SparseCross" and node.attr["hashed_output"].b and \
+                not node.attr["dense_types"].list.type:
+            cross = get_op_def("SparseFeatureCross")
+            n = node.attr["N"].i
+            node.op = "SparseFeatureCross"
+            for arg in ("indices", "values", "shapes"):
+                node.attr[cross.list_attr(arg)].i = n
+
+
 def _stand_ins(gd: Any, ours: dict[str, Any]) -> list[str]:
     """Replaces nodes of ops we lack by Placeholders, or drops them if nothing reads them.
 
@@ -148,10 +173,12 @@ def from_tensorflow(graph_def: Any, stand_ins: bool = False) -> Any:
 
     Resource-variable ops become their reference-variable equivalents
     (VarHandleOp -> VariableV2, ReadVariableOp -> Identity, AssignVariableOp ->
-    Assign, ...); attrs TF derives that our ops do not take are removed ("_"
-    attrs and list lengths stay). With `stand_ins`, nodes of ops we do not have
-    are dropped when nothing reads them, else replaced by Placeholders (logged);
-    without, they stay and the importer names them.
+    Assign, ...), TF's V2 lookup tables our table ops (HashTableV2 -> HashTable,
+    ...), a hashed SparseCross our SparseFeatureCross; attrs TF derives that our
+    ops do not take are removed ("_" attrs and list lengths stay). With
+    `stand_ins`, nodes of ops we do not have are dropped when nothing reads them,
+    else replaced by Placeholders (logged); without, they stay and the importer
+    names them.
 
     Example:
         >>> tf.import_graph_def(from_tensorflow(tf_written_graph_def), name="")
@@ -161,6 +188,7 @@ def from_tensorflow(graph_def: Any, stand_ins: bool = False) -> Any:
     for fdef in out.library.function:
         _flat_output_refs(fdef)
     _from_resource_ops(out)
+    _from_table_and_cross_ops(out)
     ours = registered_ops()
     if stand_ins:
         replaced = _stand_ins(out, ours)

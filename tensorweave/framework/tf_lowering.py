@@ -12,7 +12,14 @@ the last one keeps the node's name, so its readers are unchanged:
   BroadcastToLike(x, like) = BroadcastTo(x, Shape(like)); ReduceGradBroadcast(g,
   like, axes) = BroadcastTo(Reshape(g, kept), Shape(like)), the kept-dims shape
   made by DynamicStitch as TF's reduced_shape makes it (divided by the number of
-  reduced elements for a mean). So exported training graphs import in TF.
+  reduced elements for a mean). So exported training graphs import in TF;
+- the Saver's checkpoint ops (GatePause, GateResume, SaveShard, MergeCheckpoint,
+  RestoreShard) as TF's Saver graph (`tf_lowering_checkpoint.py`);
+- SparseFeatureCross, VocabularyLookup and ShardIds as TF's SparseCross, hash
+  table and embedding_lookup's id split (`tf_lowering_lookup.py`).
+
+`check_tensorflow_ops` is the exporters' final check: it names each op type
+TensorFlow lacks and its nodes.
 
 Example:
     >>> new_nodes = lower_for_tensorflow(graph_def, graph)
@@ -22,44 +29,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tensorweave.framework.proto import graph_pb2
+from tensorweave.framework.tf_lowering_checkpoint import LOWERINGS as _CHECKPOINT
+from tensorweave.framework.tf_lowering_lookup import LOWERINGS as _LOOKUP
+from tensorweave.framework.tf_lowering_nodes import NodeBuilder
+from tensorweave.framework.tf_op_signatures import TF_OP_NAMES
 
 
 _I32 = graph_pb2.DT_INT32
-
-
-class _Builder:
-    """Nodes named `<node>/<part>` on the node's device; the last keeps its name."""
-
-    def __init__(self, node: Any) -> None:
-        self.node = node
-        self.nodes: list[Any] = []
-        self.ctrl = [i for i in node.input if i.startswith("^")]
-
-    def add(self, part: str | None, op: str, inputs: list[str], **attrs: Any) -> str:
-        like = self.node
-        n = graph_pb2.NodeDef(name=like.name if part is None else f"{like.name}/{part}", op=op,
-                              input=inputs + (self.ctrl if part is None else []),
-                              device=like.device)
-        if "_class" in like.attr:  # colocation, as the node it replaces
-            n.attr["_class"].CopyFrom(like.attr["_class"])
-        for key, v in attrs.items():
-            if isinstance(v, bool):
-                n.attr[key].b = v
-            elif key == "N":
-                n.attr[key].i = v
-            else:
-                n.attr[key].type = v
-        self.nodes.append(n)
-        return n.name
-
-    def const(self, part: str, value: int) -> str:
-        """A scalar int32 Const."""
-        name = self.add(part, "Const", [], dtype=_I32)
-        tensor = self.nodes[-1].attr["value"].tensor
-        tensor.dtype = _I32
-        tensor.int_val.append(value)
-        tensor.tensor_shape.SetInParent()
-        return name
 
 
 def _dtype(t: Any) -> int:
@@ -67,7 +43,7 @@ def _dtype(t: Any) -> int:
 
 
 def _dropout(node: Any, op: Any) -> list[Any]:
-    b, t = _Builder(node), _dtype(op.outputs[0])
+    b, t = NodeBuilder(node), _dtype(op.outputs[0])
     x, u, keep = node.input[:3]
     scaled = b.add("scaled", "RealDiv", [x, keep], T=t)
     mask = b.add("mask", "Floor", [b.add("keep_plus_u", "AddV2", [keep, u], T=t)], T=t)
@@ -76,14 +52,14 @@ def _dropout(node: Any, op: Any) -> list[Any]:
 
 
 def _all_axes(node: Any, op: Any) -> list[Any]:
-    b = _Builder(node)
+    b = NodeBuilder(node)
     rank = b.add("rank", "Rank", [node.input[0]], T=_dtype(op.inputs[0]))
     b.add(None, "Range", [b.const("start", 0), rank, b.const("delta", 1)], Tidx=_I32)
     return b.nodes
 
 
 def _sum_to_shape(node: Any, op: Any) -> list[Any]:
-    b, t = _Builder(node), _dtype(op.inputs[0])
+    b, t = NodeBuilder(node), _dtype(op.inputs[0])
     grad, like = node.input[0], node.input[1]
     s_grad = b.add("grad_shape", "Shape", [grad], T=t, out_type=_I32)
     s_like = b.add("shape", "Shape", [like], T=_dtype(op.inputs[1]), out_type=_I32)
@@ -94,14 +70,14 @@ def _sum_to_shape(node: Any, op: Any) -> list[Any]:
 
 
 def _broadcast_to_like(node: Any, op: Any) -> list[Any]:
-    b = _Builder(node)
+    b = NodeBuilder(node)
     s_like = b.add("shape", "Shape", [node.input[1]], T=_dtype(op.inputs[1]), out_type=_I32)
     b.add(None, "BroadcastTo", [node.input[0], s_like], T=_dtype(op.inputs[0]), Tidx=_I32)
     return b.nodes
 
 
 def _reduce_grad(node: Any, op: Any) -> list[Any]:
-    b, t = _Builder(node), _dtype(op.inputs[0])
+    b, t = NodeBuilder(node), _dtype(op.inputs[0])
     grad, like, axes = node.input[:3]
     s_like = b.add("shape", "Shape", [like], T=_dtype(op.inputs[1]), out_type=_I32)
     if op.get_attr("keep_dims"):
@@ -133,35 +109,114 @@ def _reduce_grad(node: Any, op: Any) -> list[Any]:
     return b.nodes
 
 
-_LOWERINGS: dict[str, Callable[[Any, Any], list[Any]]] = {
+_LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
     "ApplyDropoutMask": _dropout,
     "ReductionAllAxes": _all_axes,
     "SumToShape": _sum_to_shape,
     "BroadcastToLike": _broadcast_to_like,
     "ReduceGradBroadcast": _reduce_grad,
+    **_CHECKPOINT,
+    **_LOOKUP,
 }
 
 
-def lower_for_tensorflow(graph_def: Any, graph: Any) -> set[str]:
-    """Replaces, in place, the nodes of our fused ops by TF ops; returns the new nodes' names.
+def lowerable_ops() -> frozenset[str]:
+    """Names of our ops that `lower_for_tensorflow` writes as TF ops."""
+    return frozenset(_LOWERINGS)
 
-    The new nodes carry every attr TF needs already.
+
+def lower_for_tensorflow(graph_def: Any, graph: Any) -> set[str]:
+    """Replaces, in place, the nodes of our ops by TF ops; returns the new nodes' names.
+
+    The new nodes carry every attr TF needs already. A node lowered to nothing (a
+    checkpoint gate) is removed; whatever waited on it (a control input) waits on
+    the node's own control inputs instead.
     """
     out: list[Any] = []
     made: set[str] = set()
+    removed: dict[str, list[str]] = {}   # dropped node -> its control inputs
+    renames: dict[str, str] = {}   # "node:k" -> the new node output that computes it
     for node in graph_def.node:
         lower = _LOWERINGS.get(node.op)
         if lower is None:
             out.append(node)
             continue
         new = lower(node, graph.get_operation_by_name(node.name))
+        if isinstance(new, tuple):   # (nodes, output renames): outputs moved to new nodes
+            new, moved = new
+            renames.update(moved)
+        if not new:
+            removed[node.name] = [i for i in node.input if i.startswith("^")]
         out += new
         made |= {n.name for n in new}
-    if made:
+    if made or removed:
         nodes = [graph_pb2.NodeDef.FromString(n.SerializeToString()) for n in out]
+        for n in nodes:
+            if any(i.startswith("^") and i[1:] in removed for i in n.input):
+                n.input[:] = _rewired(list(n.input), removed)
+            if renames:
+                n.input[:] = [renames.get(i, i) for i in n.input]
         del graph_def.node[:]
         graph_def.node.extend(nodes)
     return made
 
 
-__all__ = ["lower_for_tensorflow"]
+def _rewired(inputs: list[str], removed: dict[str, list[str]]) -> list[str]:
+    """`inputs` with each control input on a removed node replaced by that node's own
+    control inputs (transitively: gates wait on gates), without duplicates."""
+    out: list[str] = []
+    stack = list(reversed(inputs))
+    while stack:
+        i = stack.pop()
+        if i.startswith("^") and i[1:] in removed:
+            stack.extend(reversed(removed[i[1:]]))
+        elif i not in out:
+            out.append(i)
+    return out
+
+
+def foreign_ops(graph_def: Any) -> dict[str, list[str]]:
+    """Op type -> names of the nodes (`function/node` inside the function library) whose
+    op TensorFlow does not have."""
+    found: dict[str, list[str]] = {}
+    for n in graph_def.node:
+        if n.op not in TF_OP_NAMES:
+            found.setdefault(n.op, []).append(n.name)
+    for f in graph_def.library.function:
+        for n in f.node_def:
+            if n.op not in TF_OP_NAMES:
+                found.setdefault(n.op, []).append(f"{f.signature.name}/{n.name}")
+    return found
+
+
+def check_tensorflow_ops(graph_def: Any, what: str = "The graph") -> None:
+    """Raises unless every node of `graph_def` (and of its functions) is a TF op.
+
+    Args:
+        graph_def: a GraphDef about to be written for TensorFlow (lowered already).
+        what: how the error names it (e.g. "SavedModel meta graph ['serve']").
+
+    Raises:
+        ValueError: naming each op type TensorFlow lacks and its nodes.
+
+    Example:
+        >>> gd, _ = to_tensorflow(graph, graph.as_graph_def())
+        >>> check_tensorflow_ops(gd, "model.meta")
+    """
+    found = foreign_ops(graph_def)
+    if found:
+        raise ValueError(f"{what} has ops TensorFlow does not have, which tensorweave "
+                         f"cannot write as TensorFlow ops: {describe_ops(found)}. Leave "
+                         "them out of what is exported (e.g. export the serving graph "
+                         "only), or build the model from ops TensorFlow has.")
+
+
+def describe_ops(found: dict[str, list[str]]) -> str:
+    """"OpA (node a); OpB (nodes b, c)" for op type -> node names."""
+    return "; ".join(f"{op} (node{'s' if len(nodes) > 1 else ''} {', '.join(nodes[:5])}"
+                     f"{', ...' if len(nodes) > 5 else ''})"
+                     for op, nodes in sorted(found.items()))
+
+
+__all__ = ["check_tensorflow_ops", "describe_ops", "foreign_ops", "lower_for_tensorflow",
+           "lowerable_ops"]

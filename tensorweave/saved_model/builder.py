@@ -7,9 +7,13 @@ A SavedModel directory, in the format real TensorFlow reads and writes:
     export_dir/assets/                 asset files (optional)
 
 Each MetaGraphDef's GraphDef is made importable by real TF: TF's attrs are added,
-ops TF lacks (e.g. our checkpoint pause ops) are left out with whatever depends on
-them, and its SaverDef names TF-standard SaveV2/RestoreV2 nodes, so TF's loader
-restores `variables/variables` itself.
+our own ops are written as TF's (`framework/tf_lowering.py`: the Saver's
+checkpoint ops as SaveV2/RestoreV2/MergeV2Checkpoints, crossed and vocabulary
+columns as SparseCross and hash tables, whose initializers the main op runs),
+nodes still on an op TF lacks are left out with whatever depends on them (an
+error names them if a signature or the init op needs one), and its SaverDef names
+TF-standard SaveV2/RestoreV2 nodes, so TF's loader restores `variables/variables`
+itself.
 
 Example:
     >>> b = tf.saved_model.builder.SavedModelBuilder("/tmp/export/1")
@@ -28,6 +32,8 @@ from tensorweave.framework import meta_graph as _mg
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.proto import saved_model_pb2
 from tensorweave.framework.tensor import Operation, Tensor
+from tensorweave.framework.tf_lowering import check_tensorflow_ops
+from tensorweave.framework.tf_lowering_lookup import collect_table_initializers
 from tensorweave.saved_model import constants, signature_constants, signature_def_utils
 from tensorweave.saved_model import tag_constants
 from tensorweave.train.saver import Saver
@@ -172,9 +178,15 @@ class SavedModelBuilder:
         mg.meta_info_def.tags.extend([tags] if isinstance(tags, str) else list(tags))
         for key, sig in (signature_def_map or {}).items():
             mg.signature_def[key].CopyFrom(sig)
-        if init is not None:
-            key = constants.MAIN_OP_KEY if main_op is not None else constants.LEGACY_INIT_OP_KEY
-            mg.collection_def[key].node_list.value[:] = [init.name]
+        key = constants.MAIN_OP_KEY if main_op is not None else constants.LEGACY_INIT_OP_KEY
+        init_name = _run_lowered_table_inits(mg, init.name if init is not None else None)
+        if init_name is not None:
+            if init is None:
+                key = constants.MAIN_OP_KEY
+            mg.collection_def[key].node_list.value[:] = [init_name]
+        check_tensorflow_ops(mg.graph_def, f"The SavedModel meta graph tagged {list(tags)}"
+                             if not isinstance(tags, str) else
+                             f"The SavedModel meta graph tagged {tags!r}")
         self._add_assets(mg, assets_collection)
         self._saved_model.meta_graphs.add().CopyFrom(mg)
 
@@ -192,6 +204,31 @@ class SavedModelBuilder:
             a = mg.asset_file_def.add(filename=name)
             a.tensor_info.name = t.name
             a.tensor_info.dtype = t.dtype.base_dtype.as_datatype_enum
+
+
+def _run_lowered_table_inits(mg: Any, init_name: str | None) -> str | None:
+    """Makes the loader initialize the hash tables our lookups were lowered to.
+
+    TF's loader runs the main op (or legacy init op) after restoring; TF's own
+    exports put tables_initializer in it. The lowered tables' initializers become
+    control inputs of the given init op, or of a new NoOp that becomes the main
+    op; they are also listed in the "table_initializer" collection, as TF lists
+    its own. Returns the init op's name (None: no init op and no tables).
+    """
+    inits = collect_table_initializers(mg)
+    if not inits:
+        return init_name
+    node_name = init_name.split(":")[0] if init_name else None
+    node = next((n for n in mg.graph_def.node if n.name == node_name), None)
+    if node is None:
+        taken = {n.name for n in mg.graph_def.node}
+        name = "init_lowered_tables"
+        while name in taken:
+            name += "_1"
+        node = mg.graph_def.node.add(name=name, op="NoOp")
+        init_name = name
+    node.input.extend("^" + i for i in inits if "^" + i not in node.input)
+    return init_name
 
 
 def _init_op(main_op: Any, legacy_init_op: Any) -> Any:
