@@ -16,7 +16,10 @@ from tensorweave.ops.dataset.readers import TFRecordDataset as TFRecordDataset
 from tensorweave.ops.dataset.text_readers import (
     FixedLengthRecordDataset as FixedLengthRecordDataset, TextLineDataset as TextLineDataset)
 from tensorweave.data import experimental as experimental
+from tensorweave.data.structure import (
+    get_output_classes as get_output_classes, get_output_shapes as get_output_shapes,
+    get_output_types as get_output_types)
 
 __all__ = ["Dataset", "FixedLengthRecordDataset", "Iterator", "TFRecordDataset",
-           "TextLineDataset", "experimental", "make_one_shot_iterator",
-           "make_initializable_iterator"]
+           "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes",
+           "get_output_types", "make_one_shot_iterator", "make_initializable_iterator"]

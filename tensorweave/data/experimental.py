@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
 from tensorweave.ops.dataset.dataset import Dataset
+from tensorweave.ops.math.math_ops import cast
+from tensorweave.ops.parsing.parsing_ops import parse_example
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+_INT64_MIN = int(np.iinfo(np.int64).min)
 
 # `Dataset.prefetch(AUTOTUNE)` buffers a few elements (PrefetchDataset.AUTOTUNE_BUFFER).
 AUTOTUNE = -1
@@ -62,4 +70,71 @@ def parallel_interleave(map_func: Callable[..., Any], cycle_length: int,
     return lambda ds: ds.interleave(map_func, cycle_length, block_length)
 
 
-__all__ = ["AUTOTUNE", "map_and_batch", "parallel_interleave", "shuffle_and_repeat"]
+# TF1's "legacy function" map traces map_func as a Defun; ours traces every map function
+# the same way, so the two give the same dataset.
+map_and_batch_with_legacy_function = map_and_batch
+
+
+def unbatch() -> Transformation:
+    """Splits each element along its first dimension into that many elements.
+
+    Each component of an element must have the same first dimension (as in TF).
+
+    Example:
+        >>> ds = tf.data.Dataset.from_tensors([[1, 2], [3, 4]])
+        >>> ds.apply(tf.data.experimental.unbatch())   # [1, 2], [3, 4]
+    """
+    def slices(*components: Any) -> Dataset:
+        return Dataset.from_tensor_slices(components[0] if len(components) == 1
+                                          else components)
+    return lambda ds: ds.flat_map(slices)
+
+
+def enumerate_dataset(start: int = 0) -> Transformation:
+    """Pairs each element with its int64 index, counting from `start`.
+
+    Example:
+        >>> tf.data.Dataset.from_tensor_slices(["a", "b"]).apply(
+        ...     tf.data.experimental.enumerate_dataset(10))   # (10, b"a"), (11, b"b")
+    """
+    return lambda ds: Dataset.zip((Dataset.range(int(start), _INT64_MAX), ds))
+
+
+def Counter(start: int = 0, step: int = 1, dtype: Any = _dt.int64) -> Dataset:  # noqa: N802
+    """An endless Dataset of `start, start + step, start + 2*step, ...` (scalars of `dtype`).
+
+    Raises:
+        ValueError: `step` is 0 (TF's Counter would repeat `start` forever; ask for
+            `tf.data.Dataset.from_tensors(start).repeat()` instead).
+
+    Example:
+        >>> tf.data.experimental.Counter(start=5, step=-1)   # 5, 4, 3, ...
+    """
+    if int(step) == 0:
+        raise ValueError("tf.data.experimental.Counter(step=0): use "
+                         "tf.data.Dataset.from_tensors(start).repeat() for a constant.")
+    end = _INT64_MAX if int(step) > 0 else _INT64_MIN
+    ds = Dataset.range(int(start), end, int(step))
+    dtype = _dt.as_dtype(dtype)
+    return ds if dtype == _dt.int64 else ds.map(lambda x: cast(x, dtype))
+
+
+def parse_example_dataset(features: dict[str, Any],
+                          num_parallel_calls: int = 1) -> Transformation:
+    """Parses each element, a batch (vector) of serialized `tf.train.Example`s, with
+    `tf.parse_example(serialized, features)`.
+
+    Example:
+        >>> ds = tf.data.TFRecordDataset(files).batch(32).apply(
+        ...     tf.data.experimental.parse_example_dataset(
+        ...         {"x": tf.FixedLenFeature([2], tf.float32)}))
+    """
+    if features is None:
+        raise ValueError("parse_example_dataset needs a `features` dict (feature key -> "
+                         "FixedLenFeature/VarLenFeature/SparseFeature).")
+    return lambda ds: ds.map(lambda serialized: parse_example(serialized, features))
+
+
+__all__ = ["AUTOTUNE", "Counter", "enumerate_dataset", "map_and_batch",
+           "map_and_batch_with_legacy_function", "parallel_interleave",
+           "parse_example_dataset", "shuffle_and_repeat", "unbatch"]

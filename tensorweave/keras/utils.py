@@ -1,4 +1,4 @@
-"""`tf.keras.utils`: numpy helpers for preparing data.
+"""`tf.keras.utils`: numpy helpers for preparing data, `get_file` and `Progbar`.
 
 Example:
     >>> tf.keras.utils.to_categorical([0, 2], num_classes=3)
@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from tensorweave.keras.utils_data import get_file as get_file
+from tensorweave.keras.utils_progbar import Progbar as Progbar
 
 
 def to_categorical(y: Any, num_classes: int | None = None, dtype: str = "float32"
