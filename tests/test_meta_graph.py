@@ -213,9 +213,10 @@ def test_clear_extraneous_savers():
     tf.add_to_collection(tf.GraphKeys.SAVERS, second)
     mg = second.export_meta_graph(clear_extraneous_savers=True)
     scopes = {n.name.split("/")[0] for n in mg.graph_def.node}
-    assert "save_1" in scopes and "save" not in scopes and "savers" not in mg.collection_def
-    with pytest.raises(ValueError, match="export_scope"):
-        second.export_meta_graph(export_scope="x")
+    assert "save_1" in scopes and "save" not in scopes
+    # As TF: the SAVERS collection keeps only the exported Saver's SaverDef.
+    assert len(mg.collection_def["savers"].bytes_list.value) == 1
+    assert len(first.export_meta_graph().collection_def["savers"].bytes_list.value) == 2
     with tf.Graph().as_default():
         saver = tf.train.import_meta_graph(mg)
         assert saver.as_saver_def().restore_op_name == "save_1/restore_all"

@@ -84,7 +84,7 @@ def test_partial_slices_and_errors(tmp_path):
                                         ("v", full[:, 2:], ([4, 5], ([0, 2], [4, 3])))])
     r = BundleReader(prefix)
     np.testing.assert_array_equal(r.get_tensor("v"), full)
-    with pytest.raises(errors.NotFoundError, match="not in checkpoint"):
+    with pytest.raises(errors.NotFoundError, match="Key nope not found in checkpoint"):
         r.get_tensor("nope")
     tensor_bundle.write_bundle(prefix, [("v", full[:2], ([4, 5], ([0, 0], [2, 5])))])
     with pytest.raises(errors.NotFoundError, match="does not cover"):

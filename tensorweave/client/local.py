@@ -13,7 +13,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.runtime.executor import Executor, FunctionLibrary
 from tensorweave.runtime.resource_mgr import DeviceContext
 from tensorweave.runtime.step import StepState
-from tensorweave.framework.graph_export import graph_to_graph_def, node_def_of
+from tensorweave.framework.graph_def_writer import graph_to_graph_def, node_def_of
 from tensorweave.framework.proto.graph_pb2 import GraphDef
 
 LOCAL_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"

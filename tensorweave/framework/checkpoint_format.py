@@ -45,7 +45,7 @@ from tensorweave.framework import errors
 from tensorweave.framework import tensor_bundle as _tb
 from tensorweave.framework.checkpoint_files import (atomic_write, checkpoint_files,
                                                     temp_leftovers)
-from tensorweave.framework.tensor_bundle_reader import BundleReader
+from tensorweave.framework.tensor_bundle_reader import BundleReader, debug_string, not_found
 
 MAGIC, END = b"TWCKPT1\n", b"TWCKEND\n"
 _TRAILER = struct.Struct("<QI8s")
@@ -175,8 +175,10 @@ class CheckpointReader:
             with open(path, "rb") as f:
                 raw = f.read()
         except FileNotFoundError:
-            raise errors.NotFoundError(None, None, f"No checkpoint at {prefix}: {path} does not "
-                                       "exist (unfinished or deleted save?).") from None
+            raise errors.NotFoundError(
+                None, None, f"Unsuccessful TensorSliceReader constructor: Failed to find any "
+                f"matching files for {prefix}: no checkpoint there ({path} does not exist; "
+                "unfinished or deleted save?).") from None
         try:
             m = json.loads(raw)
             self._shards = [os.path.join(os.path.dirname(prefix), s["file"]) for s in m["shards"]]
@@ -187,6 +189,10 @@ class CheckpointReader:
         self._checked: set[int] = set()
 
     # ---- per-name API (TF's CheckpointReader) ---------------------------------------
+    def debug_string(self) -> bytes:
+        """Each variable as "name (DT_FLOAT) [2,3]", one per line, sorted (TF's)."""
+        return debug_string(self)
+
     def has_tensor(self, name: str) -> bool:
         return name in self._entries or any(
             e.get("slice", {}).get("full_name") == name for e in self._entries.values())
@@ -209,8 +215,7 @@ class CheckpointReader:
             return self._read(name)
         shape = self.get_variable_to_shape_map().get(name)
         if shape is None:
-            raise errors.NotFoundError(None, None, f"Tensor {name!r} is not in checkpoint "
-                                       f"{self.prefix}. It has: {sorted(self._entries)}")
+            raise errors.NotFoundError(None, None, not_found(name, self.prefix, self._entries))
         return self.read_slice(name, shape, [0] * len(shape), shape)
 
     def read_slice(self, full_name: str, full_shape: list[int], offset: list[int],
@@ -228,8 +233,8 @@ class CheckpointReader:
         if full_name in self._entries:
             pieces.append((full_name, [0] * len(full_shape)))
         if not pieces:
-            raise errors.NotFoundError(None, None, f"Variable {full_name!r} is not in checkpoint "
-                                       f"{self.prefix}. It has: {sorted(self._entries)}")
+            raise errors.NotFoundError(None, None, not_found(full_name, self.prefix,
+                                                             self._entries))
         out, covered = None, np.zeros(shape, dtype=bool)
         for name, off in pieces:
             e = self._entries[name]

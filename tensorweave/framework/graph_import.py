@@ -265,6 +265,9 @@ def import_graph_def(graph_def: Any, input_map: dict[str, Any] | None = None,
             raise TypeError(f"graph_def must be a GraphDef proto, got {graph_def!r}")
     graph = get_default_graph()
     names = {n.name for n in graph_def.node}
+    # As TF: an input_map key may also name an input no node produces (e.g. the
+    # "$unbound_inputs_x" of a scoped meta graph), as long as some node reads it.
+    read = {_split_input(i)[0] for n in graph_def.node for i in n.input}
     imap: dict[str, Any] = {}
     for key, value in (input_map or {}).items():
         if not isinstance(key, str):
@@ -276,7 +279,7 @@ def import_graph_def(graph_def: Any, input_map: dict[str, Any] | None = None,
         else:
             src, idx, _ = _split_input(key)
             imap[f"{src}:{idx}"] = convert_to_tensor(value)
-        if src not in names:
+        if src not in names and src not in read:
             raise ValueError(f"Attempted to map inputs that were not found in graph_def: "
                              f"[{key}]")
     if resolve_existing:

@@ -14,8 +14,29 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import sstable
+from tensorweave.framework.proto import graph_pb2
 from tensorweave.framework.tensor_bundle import (_read_index, data_filename, index_filename,
                                                  shape_of, slice_key)
+
+
+def not_found(name: str, prefix: str, names: Any) -> str:
+    """The message of a missing tensor: TF's phrase, then what the checkpoint has."""
+    return (f"Key {name} not found in checkpoint {prefix}. It has: {sorted(names)}. Check the "
+            "variable names (or the Saver's var_list names) match the saved ones.")
+
+
+def debug_string(reader: Any) -> bytes:
+    """TF's CheckpointReader.debug_string: "name (DT_FLOAT) [2,3]" per tensor, sorted.
+
+    Example:
+        >>> debug_string(tf.train.NewCheckpointReader(prefix))
+        b'v0 (DT_FLOAT) [2,3]\\n'
+    """
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+    lines = [f"{n} ({graph_pb2.DataType.Name(dtypes[n].as_datatype_enum)}) "
+             f"[{','.join(str(d) for d in shapes[n])}]\n" for n in sorted(shapes)]
+    return "".join(lines).encode()
 
 
 class BundleReader:
@@ -43,6 +64,10 @@ class BundleReader:
     def has_tensor(self, name: str) -> bool:
         return name in self._entries
 
+    def debug_string(self) -> bytes:
+        """Each tensor as "name (DT_FLOAT) [2,3]", one per line, sorted (TF's)."""
+        return debug_string(self)
+
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
         return {n: shape_of(e.shape) for n, e in self._entries.items()}
 
@@ -53,8 +78,7 @@ class BundleReader:
         """The full value of `name` (a partitioned one is reassembled from its slices)."""
         e = self._entries.get(name)
         if e is None:
-            raise errors.NotFoundError(None, None, f"Tensor {name!r} is not in checkpoint "
-                                       f"{self.prefix}. It has: {sorted(self._entries)}")
+            raise errors.NotFoundError(None, None, not_found(name, self.prefix, self._entries))
         full = shape_of(e.shape)
         if not e.slices:
             return self._read(name, e)
@@ -69,9 +93,8 @@ class BundleReader:
         """
         e = self._entries.get(full_name)
         if e is None:
-            raise errors.NotFoundError(None, None, f"Variable {full_name!r} is not in "
-                                       f"checkpoint {self.prefix}. It has: "
-                                       f"{sorted(self._entries)}")
+            raise errors.NotFoundError(None, None, not_found(full_name, self.prefix,
+                                                             self._entries))
         saved = shape_of(e.shape)
         if list(full_shape) != saved:
             raise errors.InvalidArgumentError(None, None, f"Checkpoint {self.prefix} holds "

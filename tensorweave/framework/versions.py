@@ -19,8 +19,8 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Any
 
-from tensorweave.framework.graph_export import (GRAPH_DEF_VERSION,
-                                                GRAPH_DEF_VERSION_MIN_CONSUMER)
+from tensorweave.framework.graph_def_writer import (GRAPH_DEF_VERSION,
+                                                    GRAPH_DEF_VERSION_MIN_CONSUMER)
 
 VERSION = "1.15.0"
 try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.framework.convert import constant
+from tensorweave.ops.math.math_ops import cast
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Operation, Tensor
@@ -71,9 +71,10 @@ class AdamOptimizer(Optimizer):
         b1p, b2p = self._get_beta_accumulators(g)
         with g.control_dependencies(update_ops), g.colocate_with(b1p.op):
             new = []
-            for acc, beta in ((b1p, self._beta1), (b2p, self._beta2)):
-                beta = beta() if callable(beta) else beta
-                beta_t = constant(beta, dtype=acc.dtype.base_dtype)
+            # The betas _prepare made (a float, a Tensor or a callable's value).
+            for acc, beta_t in ((b1p, self._beta1_t), (b2p, self._beta2_t)):
+                if beta_t.dtype.base_dtype != acc.dtype.base_dtype:
+                    beta_t = cast(beta_t, acc.dtype.base_dtype)
                 new.append(state_ops.assign(acc, acc.value() * beta_t,
                                             use_locking=self._use_locking).op)
         return self._group(list(update_ops) + new, name_scope)

@@ -308,17 +308,58 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
 
 checkpoint_exists = _io.checkpoint_exists
 
+
+def meta_graph_filename(checkpoint_filename: str, meta_graph_suffix: str = "meta") -> str:
+    """The `.meta` file that goes with a checkpoint (a shard's "-?????-of-N" dropped), as TF.
+
+    Example:
+        >>> meta_graph_filename("/tmp/train/model.ckpt-100")
+        '/tmp/train/model.ckpt-100.meta'
+    """
+    basename = re.sub(r"-[\d\?]+-of-\d+$", "", checkpoint_filename)
+    return f"{basename}.{meta_graph_suffix}"
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes: list[str]) -> list[float]:
+    """The modification times of the checkpoints that exist among `checkpoint_prefixes`.
+
+    A checkpoint's time is its index's (written last); missing ones are skipped.
+
+    Example:
+        >>> tf.train.get_checkpoint_mtimes(saver.last_checkpoints)
+    """
+    return [os.path.getmtime(_io.manifest_path(p)) for p in checkpoint_prefixes
+            if _io.checkpoint_exists(p)]
+
+
+def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: int = 2,
+                      meta_graph_suffix: str = "meta") -> None:
+    """Deletes a checkpoint's files (the index first) and its meta graph, as TF.
+
+    Example:
+        >>> tf.train.remove_checkpoint("/tmp/train/model.ckpt-100")
+    """
+    del checkpoint_format_version   # either format is found by its files
+    _io.delete_checkpoint(checkpoint_prefix)
+    try:
+        os.remove(meta_graph_filename(checkpoint_prefix, meta_graph_suffix))
+    except FileNotFoundError:
+        pass
+
 __all__ = [
     "CheckpointState",
     "NewCheckpointReader",
     "checkpoint_damage",
     "checkpoint_exists",
+    "get_checkpoint_mtimes",
     "get_checkpoint_state",
     "latest_checkpoint",
     "latest_valid_checkpoint",
     "list_variables",
     "load_checkpoint",
     "load_variable",
+    "meta_graph_filename",
+    "remove_checkpoint",
     "set_aside_checkpoint",
     "update_checkpoint_state",
 ]

@@ -9,14 +9,14 @@ Example:
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from tensorweave.framework import errors
-from tensorweave.framework import meta_graph as _mg
+from tensorweave.framework import meta_graph_scoped as _scoped
 from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.framework.proto import meta_graph_pb2
-from tensorweave.train.queue_runner import QueueRunner
-from tensorweave.train.saver import Saver, _clear_other_savers
+from tensorweave.train.saver import Saver
+
+_log = logging.getLogger("tensorweave.train.meta_graph_io")
 
 
 def export_meta_graph(filename: str | None = None, meta_info_def: Any = None,
@@ -24,45 +24,38 @@ def export_meta_graph(filename: str | None = None, meta_info_def: Any = None,
                       collection_list: Any = None, as_text: bool = False, graph: Any = None,
                       export_scope: str | None = None, clear_devices: bool = False,
                       clear_extraneous_savers: bool = False,
-                      strip_default_attrs: bool = False, **kwargs: Any) -> Any:
-    """Returns (and writes, given `filename`) the MetaGraphDef of the default graph.
+                      strip_default_attrs: bool = False, save_debug_info: bool = False,
+                      **kwargs: Any) -> Any:
+    """Returns (and writes, given `filename`) the MetaGraphDef of a graph (TF's).
 
     Args:
         filename: where to write it (binary, or text with `as_text`).
-        saver_def: a SaverDef to record; default the first Saver in the SAVERS
-            collection, if any.
+        meta_info_def: a MetaInfoDef to start from.
+        graph_def: the GraphDef to record (default the graph's, with shapes).
+        saver_def: a SaverDef to record (none by default, as TF).
         collection_list: names of the collections to export (default all).
         graph: the graph (default the default graph).
+        export_scope: export only the nodes under this name scope, names stripped.
+        clear_devices: leave device placements out.
+        clear_extraneous_savers: leave out Savers' nodes and SaverDefs other than
+            `saver_def`'s.
+        strip_default_attrs: leave out attrs that hold their op's default value.
 
     Example:
-        >>> mg = tf.train.export_meta_graph("/tmp/model.meta")
+        >>> mg = tf.train.export_meta_graph("model.meta")
         >>> sorted(mg.collection_def)
         ['trainable_variables', 'variables']
     """
-    if export_scope:
-        raise ValueError("export_meta_graph(export_scope=...) is not supported; export the "
-                         "whole graph.")
-    _no_other_kwargs(kwargs, {"save_debug_info"}, "export_meta_graph")
-    g = graph or get_default_graph()
-    if saver_def is None:
-        savers = [s for s in g.get_collection(GraphKeys.SAVERS) if isinstance(s, Saver)]
-        saver_def = savers[0].as_saver_def() if savers else None
-    mg = _mg.create_meta_graph_def(g, graph_def=graph_def, saver_def=saver_def,
-                                   collection_list=collection_list,
-                                   meta_info_def=meta_info_def, clear_devices=clear_devices,
-                                   strip_default_attrs=strip_default_attrs)
-    if clear_extraneous_savers and saver_def is not None:
-        _clear_other_savers(mg, saver_def.restore_op_name.split("/")[0])
-    if filename:
-        _mg.write_meta_graph(mg, filename, as_text)
+    if kwargs:
+        raise TypeError(f"export_meta_graph() got unexpected keyword arguments "
+                        f"{sorted(kwargs)}")
+    mg, _ = _scoped.export_scoped_meta_graph(
+        filename=filename, meta_info_def=meta_info_def, graph_def=graph_def,
+        saver_def=saver_def, collection_list=collection_list, as_text=as_text, graph=graph,
+        export_scope=export_scope, clear_devices=clear_devices,
+        clear_extraneous_savers=clear_extraneous_savers,
+        strip_default_attrs=strip_default_attrs, save_debug_info=save_debug_info)
     return mg
-
-
-def _no_other_kwargs(kwargs: dict[str, Any], known: set[str], fn: str) -> None:
-    unknown = sorted(set(kwargs) - known)
-    if unknown:
-        raise TypeError(f"{fn}() got unexpected keyword arguments {unknown}; it takes "
-                        f"{sorted(known)} besides its named parameters.")
 
 
 def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False,
@@ -72,79 +65,67 @@ def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False,
 
     Reads our MetaGraphDefs and those real TensorFlow wrote (for the ops we have).
     Collections come back: variables (as tf.Variable objects), train_op, the
-    global step, summaries, update ops, string/int/float collections.
+    global step, summaries, update ops, savers, queue runners, string/int/float
+    collections.
 
     Args:
         meta_graph_or_file: a MetaGraphDef or the path of a `.meta` file.
         clear_devices: drop the saved device placements.
-        import_scope: prefix for the imported names.
+        import_scope: prefix for the imported names (made unique); default the
+            current name scope.
+        graph: (keyword) the graph to import into (default the default graph).
         input_map: (keyword) maps saved tensor names to tensors of this graph.
         restore_collections_predicate: (keyword) fn(collection name) -> bool,
             which collections to refill (default all).
+        return_elements: (keyword) names checked to exist after the import.
         stand_in_unknown_ops: (tensorweave) drop nodes of ops tensorweave lacks, or
             replace them by placeholders, instead of failing (the SavedModel
             loader uses it: such nodes typically compute initial values).
 
     Returns:
-        A Saver built from the meta graph's SaverDef, or None if it has none (or
-        there are no variables).
+        A Saver built from the meta graph's SaverDef; without one, a Saver of the
+        variables under `import_scope` if there are any; else None (as TF).
 
     Raises:
-        OSError: if the file does not exist.
+        OSError: if the file does not exist or cannot be parsed.
         ValueError: if the graph uses an op tensorweave does not have (named).
 
     Example:
-        >>> saver = tf.train.import_meta_graph("/tmp/train/model.ckpt-100.meta")
-        >>> saver.restore(sess, "/tmp/train/model.ckpt-100")
+        >>> saver = tf.train.import_meta_graph("model.ckpt-100.meta")
+        >>> saver.restore(sess, "model.ckpt-100")
         >>> train_op = tf.get_collection("train_op")[0]
     """
-    if isinstance(meta_graph_or_file, meta_graph_pb2.MetaGraphDef):
-        mg = meta_graph_or_file
-    elif hasattr(meta_graph_or_file, "SerializeToString"):   # e.g. TensorFlow's own class
-        mg = meta_graph_pb2.MetaGraphDef.FromString(meta_graph_or_file.SerializeToString())
-    else:
-        mg = _mg.read_meta_graph_file(str(meta_graph_or_file))
-    _no_other_kwargs(kwargs, {"input_map", "restore_collections_predicate",
-                              "return_elements"}, "import_meta_graph")
-    g = get_default_graph()
-    _mg.import_meta_graph_def(mg, g, import_scope=import_scope,
-                              input_map=kwargs.get("input_map"), clear_devices=clear_devices,
-                              stand_ins=stand_in_unknown_ops,
-                              restore_collections_predicate=kwargs.get(
-                                  "restore_collections_predicate"))
-    for name in kwargs.get("return_elements") or []:   # checked, as TF (not returned)
-        g.as_graph_element(f"{import_scope}/{name}" if import_scope else name)
+    known = {"graph", "input_map", "restore_collections_predicate", "return_elements"}
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise TypeError(f"import_meta_graph() got unexpected keyword arguments {unknown}; it "
+                        f"takes {sorted(known)} besides its named parameters.")
+    mg = _scoped._read(meta_graph_or_file)
+    g = kwargs.get("graph") or get_default_graph()
+    predicate = kwargs.get("restore_collections_predicate") or (lambda key: True)
+    with g.as_default():
+        imported, _ = _scoped.import_scoped_meta_graph_with_return_elements(
+            mg, clear_devices=clear_devices, graph=g, import_scope=import_scope,
+            input_map=kwargs.get("input_map"), restore_collections_predicate=predicate,
+            return_elements=kwargs.get("return_elements"), stand_ins=stand_in_unknown_ops)
+        return _saver_for(mg, import_scope, imported, g)
+
+
+def _saver_for(mg: Any, import_scope: str | None, imported: dict[str, Any],
+               g: Any) -> Saver | None:
+    # As TF's _create_saver_from_imported_meta_graph: the SaverDef's names live under
+    # the scope the variables were actually imported to.
     if mg.HasField("saver_def") and mg.saver_def.restore_op_name:
-        return Saver.from_proto(mg.saver_def, import_scope)
-    if g.get_collection(GraphKeys.GLOBAL_VARIABLES):
+        scope = import_scope
+        if imported:
+            key, var = next(iter(imported.items()))
+            scope = var.name[:-len(key)]
+        return Saver(saver_def=mg.saver_def, name=scope or None)
+    if g.get_collection(GraphKeys.GLOBAL_VARIABLES, scope=import_scope) or \
+            g.get_collection(GraphKeys.SAVEABLE_OBJECTS, scope=import_scope):
         return Saver()
+    _log.info("Saver not created because there are no variables in the graph to restore")
     return None
 
-
-def _queue_runner_to_proto(qr: Any, export_scope: str | None = None) -> Any:
-    if not isinstance(qr, QueueRunner):
-        return None
-    return meta_graph_pb2.QueueRunnerDef(
-        queue_name=qr.name, enqueue_op_name=[op.name for op in qr.enqueue_ops],
-        close_op_name=qr.close_op.name, cancel_op_name=qr.cancel_op.name,
-        queue_closed_exception_types=[t._fixed_code for t in qr.queue_closed_exception_types
-                                      if hasattr(t, "_fixed_code")])
-
-
-def _queue_runner_from_proto(proto: Any, import_scope: str | None = None) -> QueueRunner:
-    g = get_default_graph()
-
-    def get(name: str) -> Any:
-        return g.as_graph_element(f"{import_scope}/{name}" if import_scope else name)
-    # The queue is its op here (a QueueRunner only needs its name then), as in TF.
-    return QueueRunner(get(proto.queue_name), [get(n) for n in proto.enqueue_op_name],
-                       get(proto.close_op_name), get(proto.cancel_op_name),
-                       [errors.exception_type_from_error_code(c)
-                        for c in proto.queue_closed_exception_types] or None)
-
-
-# Meta graphs store the QUEUE_RUNNERS collection as QueueRunnerDefs (as TF 1.x does).
-_mg.register_proto_function(GraphKeys.QUEUE_RUNNERS, meta_graph_pb2.QueueRunnerDef,
-                            _queue_runner_to_proto, _queue_runner_from_proto)
 
 __all__ = ["export_meta_graph", "import_meta_graph"]

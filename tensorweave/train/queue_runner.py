@@ -19,7 +19,9 @@ import threading
 from typing import Any, Sequence
 
 from tensorweave.framework import errors
+from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework.graph import GraphKeys, add_to_collection, get_default_graph
+from tensorweave.framework.proto import meta_graph_pb2
 from tensorweave.train.coordinator import Coordinator
 from tensorweave.client.session import Session, get_default_session
 
@@ -88,6 +90,50 @@ class QueueRunner:
     @property
     def name(self) -> str:
         return self._queue.name
+
+    def to_proto(self, export_scope: str | None = None) -> Any:
+        """This QueueRunner as a QueueRunnerDef (names relative to `export_scope`).
+
+        Returns None if the queue lies outside `export_scope` (as TF).
+
+        Example:
+            >>> tf.train.QueueRunner.from_proto(qr.to_proto()).queue.name
+            'input_queue'
+        """
+        if export_scope is not None and not self.name.startswith(export_scope):
+            return None
+        strip = _meta_graph.strip_name_scope
+        return meta_graph_pb2.QueueRunnerDef(
+            queue_name=strip(self.name, export_scope),
+            enqueue_op_name=[strip(op.name, export_scope) for op in self._enqueue_ops],
+            close_op_name=strip(self._close_op.name, export_scope),
+            cancel_op_name=strip(self._cancel_op.name, export_scope),
+            queue_closed_exception_types=[t._fixed_code
+                                          for t in self._queue_closed_exception_types
+                                          if hasattr(t, "_fixed_code")])
+
+    @staticmethod
+    def from_proto(queue_runner_def: Any, import_scope: str | None = None) -> QueueRunner:
+        """A QueueRunner over the (already imported) ops a QueueRunnerDef names.
+
+        The queue is its op then (a QueueRunner needs only its name), as in TF.
+        A QueueRunnerDef without exception types (written before TF had the
+        field) means OutOfRangeError only, as TF reads it.
+
+        Raises:
+            KeyError/ValueError: if a named op is not in the default graph.
+        """
+        g = get_default_graph()
+
+        def get(name: str) -> Any:
+            return g.as_graph_element(_meta_graph.prepend_name_scope(name, import_scope))
+        codes = list(queue_runner_def.queue_closed_exception_types)
+        types = tuple(errors.exception_type_from_error_code(c) for c in codes) or \
+            (errors.OutOfRangeError,)
+        return QueueRunner(get(queue_runner_def.queue_name),
+                           [get(n) for n in queue_runner_def.enqueue_op_name],
+                           get(queue_runner_def.close_op_name),
+                           get(queue_runner_def.cancel_op_name), types)
 
     def _run(self, sess: Any, enqueue_op: Any, coord: Coordinator | None) -> None:
         decremented = False
@@ -205,3 +251,11 @@ def start_queue_runners(sess: Any = None, coord: Coordinator | None = None,
     for qr in graph.get_collection(collection):
         threads.extend(qr.create_threads(sess, coord=coord, daemon=daemon, start=start))
     return threads
+
+
+# Meta graphs store the QUEUE_RUNNERS collection as QueueRunnerDefs (as TF 1.x does).
+_meta_graph.register_proto_function(
+    GraphKeys.QUEUE_RUNNERS, meta_graph_pb2.QueueRunnerDef,
+    lambda qr, export_scope=None: qr.to_proto(export_scope)
+    if isinstance(qr, QueueRunner) else None,
+    QueueRunner.from_proto)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import time
 from typing import Any
 
@@ -44,9 +43,11 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.io import io_ops, tf_checkpoint_ops
 from tensorweave.framework.proto import saver_pb2
 from tensorweave.framework import meta_graph as _meta_graph
+from tensorweave.framework import meta_graph_scoped as _scoped
 from tensorweave.ops.array.core_ops import placeholder_with_default
 from tensorweave.framework import checkpoint_format as _io
-from tensorweave.train.checkpoint_management import _older_checkpoints, update_checkpoint_state
+from tensorweave.train.checkpoint_management import (_older_checkpoints, meta_graph_filename,
+                                                     update_checkpoint_state)
 
 _log = logging.getLogger("tensorweave.train.saver")
 
@@ -114,13 +115,17 @@ class Saver:
         filename: default checkpoint prefix fed when none is given.
         pause_timeout_s: how long a save waits for in-progress updates to finish.
         saver_def: a SaverDef naming existing filename/save/restore nodes (as
-            `import_meta_graph` makes); nothing is built then.
+            `import_meta_graph` makes); nothing is built then. With `name`, the
+            names are taken under that scope (TF's import scope).
+        defer_build: build the save/restore ops only at `build()` (then
+            `var_list` must be None: the variables are those existing then).
         checkpoint_format: "tensorweave" (default) or "tensorflow" (TF's tensor
             bundle, TF's own Saver graph: one SaveV2, or with `sharded` one per
             device then MergeV2Checkpoints; updates are not paused during it).
 
     Raises:
-        ValueError: if there is nothing to save and allow_empty is False.
+        ValueError: if there is nothing to save and allow_empty is False, or
+            `var_list` is given with `defer_build`.
 
     Example:
         >>> saver = tf.train.Saver({"weights": w}, sharded=True)
@@ -140,6 +145,9 @@ class Saver:
         if checkpoint_format not in ("tensorweave", "tensorflow"):
             raise ValueError(f"checkpoint_format must be 'tensorweave' or 'tensorflow', got "
                              f"{checkpoint_format!r}")
+        if defer_build and var_list is not None:
+            raise ValueError("If `var_list` is provided then build cannot be deferred. Either "
+                             "set defer_build=False or var_list=None.")
         self._format = checkpoint_format
         self._var_list = var_list
         self._sharded = sharded
@@ -155,12 +163,17 @@ class Saver:
         self._last: list[tuple[str, float]] = []
         self._built = False
         if saver_def is not None:
-            self._adopt(saver_def)
+            self._adopt(saver_def, name)
         elif not defer_build:
             self.build()
 
-    def _adopt(self, saver_def: Any) -> None:
+    def _adopt(self, saver_def: Any, scope: str | None) -> None:
         # The nodes already exist (an imported meta graph): look them up by name.
+        if scope:
+            saver_def = saver_pb2.SaverDef.FromString(saver_def.SerializeToString())
+            for f in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
+                setattr(saver_def, f, _meta_graph.prepend_name_scope(getattr(saver_def, f),
+                                                                     scope))
         g = self._graph = get_default_graph()
         self._filename_t = g.as_graph_element(saver_def.filename_tensor_name)
         self._save_t = g.as_graph_element(saver_def.save_tensor_name)
@@ -211,44 +224,51 @@ class Saver:
             d.restore_op_name = self._restore_op.name
         return d
 
-    def to_proto(self, export_scope: str | None = None) -> Any:
-        """The SaverDef (how meta graphs store the SAVERS collection)."""
+    @property
+    def saver_def(self) -> Any:
+        """This Saver's SaverDef (see `as_saver_def`)."""
         return self.as_saver_def()
+
+    def to_proto(self, export_scope: str | None = None) -> Any:
+        """The SaverDef (how meta graphs store the SAVERS collection), names relative to
+        `export_scope`; None if this Saver's nodes are outside it (as TF)."""
+        sd = self.as_saver_def()
+        if export_scope is None:
+            return sd
+        names = ("filename_tensor_name", "save_tensor_name", "restore_op_name")
+        if not all(getattr(sd, f).startswith(export_scope) for f in names):
+            return None
+        for f in names:
+            setattr(sd, f, _meta_graph.strip_name_scope(getattr(sd, f), export_scope))
+        return sd
 
     @staticmethod
     def from_proto(saver_def: Any, import_scope: str | None = None) -> Saver:
-        """A Saver over the (already imported) nodes a SaverDef names."""
-        if import_scope:
-            saver_def = type(saver_def).FromString(saver_def.SerializeToString())
-            for f in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
-                setattr(saver_def, f, f"{import_scope}/{getattr(saver_def, f)}")
-        return Saver(saver_def=saver_def)
+        """A Saver over the (already imported) nodes a SaverDef names, under `import_scope`."""
+        return Saver(saver_def=saver_def, name=import_scope)
 
     def export_meta_graph(self, filename: str | None = None, collection_list: Any = None,
                           as_text: bool = False, export_scope: str | None = None,
                           clear_devices: bool = False, clear_extraneous_savers: bool = False,
-                          strip_default_attrs: bool = False) -> Any:
+                          strip_default_attrs: bool = False, save_debug_info: bool = False
+                          ) -> Any:
         """Writes (if `filename`) and returns the MetaGraphDef with this Saver's SaverDef.
 
         Args:
-            clear_extraneous_savers: leave out the nodes of other Savers (name
-                scopes "save", "save_1", ... other than this one's) and the
-                SAVERS collection.
+            export_scope: export only the nodes under this name scope (TF's
+                `export_scoped_meta_graph`).
+            clear_extraneous_savers: leave out the nodes and SaverDefs of other Savers.
 
-        Raises:
-            ValueError: for `export_scope` (whole graphs only).
+        Example:
+            >>> mg = saver.export_meta_graph("model.meta", clear_devices=True)
         """
-        if export_scope:
-            raise ValueError("Saver.export_meta_graph(export_scope=...) is not supported; "
-                             "export the whole graph.")
-        sd = self.as_saver_def()
-        mg = _meta_graph.create_meta_graph_def(
-            self._graph, saver_def=sd, collection_list=collection_list,
-            clear_devices=clear_devices, strip_default_attrs=strip_default_attrs)
-        if clear_extraneous_savers:
-            _clear_other_savers(mg, sd.restore_op_name.split("/")[0])
-        if filename:
-            _meta_graph.write_meta_graph(mg, filename, as_text)
+        mg, _ = _scoped.export_scoped_meta_graph(
+            filename=filename, graph_def=self._graph.as_graph_def(add_shapes=True),
+            graph=self._graph, export_scope=export_scope, as_text=as_text,
+            clear_devices=clear_devices, saver_def=self.as_saver_def(),
+            clear_extraneous_savers=clear_extraneous_savers,
+            strip_default_attrs=strip_default_attrs, save_debug_info=save_debug_info,
+            collection_list=collection_list)
         return mg
 
     # ---- save ------------------------------------------------------------------------
@@ -272,7 +292,9 @@ class Saver:
             >>> saver.save(sess, "/tmp/train/model.ckpt", global_step=step)
             '/tmp/train/model.ckpt-100'
         """
-        self.build()
+        if not self._built:
+            raise RuntimeError("`build()` should be called before save if defer_build==True")
+        save_path = _local_path(save_path)
         if global_step is not None:
             if not isinstance(global_step, (int, np.integer)):
                 global_step = sess.run(global_step)
@@ -283,13 +305,12 @@ class Saver:
             return None
         save_dir = os.path.dirname(save_path)
         if save_dir and not os.path.isdir(save_dir):
-            raise errors.NotFoundError(None, None, f"Parent directory of {save_path} doesn't "
-                                       "exist, can't save. Create it first.")
+            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         prefix = io_ops.run_save(sess, self._save_t, {self._filename_t: save_path},
                                  self._pause_timeout_s)
         prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
         if write_meta_graph:
-            self.export_meta_graph(f"{prefix}.{meta_graph_suffix}",
+            self.export_meta_graph(meta_graph_filename(prefix, meta_graph_suffix),
                                    strip_default_attrs=strip_default_attrs)
         expired = self._record(prefix)
         if write_state:
@@ -303,6 +324,8 @@ class Saver:
 
     def _record(self, prefix: str) -> list[str]:
         # Adds `prefix` to the kept list; returns the checkpoints max_to_keep expires.
+        if not self._max_to_keep:
+            return []   # as TF: with max_to_keep None or 0 nothing is tracked nor deleted
         now = time.time()
         self._last = [(p, t) for p, t in self._last if p != prefix] + [(prefix, now)]
         expired: list[str] = []
@@ -326,8 +349,8 @@ class Saver:
             The prefix actually restored (differs from `save_path` after a fallback).
 
         Raises:
-            ValueError: if `save_path` is None.
-            NotFoundError: if no checkpoint exists there, or it lacks a variable.
+            ValueError: if `save_path` is None or no checkpoint exists there.
+            NotFoundError: if the checkpoint lacks a variable.
             DataLossError: if it is damaged (and no fallback was found).
 
         Example:
@@ -338,11 +361,12 @@ class Saver:
         self.build()
         if self._empty:
             return None
+        save_path = _local_path(save_path)
         if not _io.checkpoint_exists(save_path):
             if _io.checkpoint_format_of(save_path) == "tensorflow-v1":
                 _io.open_reader(save_path)   # raises, naming the V1 format
-            raise errors.NotFoundError(None, None, f"The passed save_path is not a valid "
-                                       f"checkpoint: {save_path} (no {save_path}.index)")
+            raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path} "
+                             f"(no {save_path}.index; pass a prefix Saver.save returned)")
         try:
             sess.run(self._restore_op, {self._filename_t: save_path})
             return save_path
@@ -380,16 +404,9 @@ class Saver:
         self.set_last_checkpoints_with_time(found)
 
 
-def _clear_other_savers(mg: Any, own_scope: str) -> None:
-    scopes = {m.group(1) for n in mg.graph_def.node
-              if (m := re.match(r"(save(?:_\d+)?)/", n.name))} - {own_scope}
-    keep = [n for n in mg.graph_def.node if n.name.split("/")[0] not in scopes]
-    del mg.graph_def.node[:]
-    mg.graph_def.node.extend(keep)
-    for n in mg.graph_def.node:
-        n.input[:] = [i for i in n.input if i.lstrip("^").split("/")[0] not in scopes]
-    if GraphKeys.SAVERS in mg.collection_def:
-        del mg.collection_def[GraphKeys.SAVERS]
+def _local_path(path: str) -> str:
+    # A "file://" URI names a local path (TF's local filesystem accepts both).
+    return path[len("file://"):] if path.startswith("file://") else path
 
 
 # Meta graphs store the SAVERS collection as SaverDefs (as TF 1.x does).

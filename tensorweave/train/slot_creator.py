@@ -141,13 +141,13 @@ def create_zeros_slot(primary: Any, name: str, dtype: Any = None,
     Example:
         >>> m = create_zeros_slot(w, "Momentum")
     """
+    g = _primary_op(primary).graph
     dtype = _dt.as_dtype(dtype if dtype is not None else primary.dtype).base_dtype
     slot_shape: TensorShape = primary.get_shape()
     if slot_shape.is_fully_defined():
         return create_slot_with_initializer(primary, init_ops.zeros_initializer(),
                                             slot_shape, dtype, name,
                                             colocate_with_primary=colocate_with_primary)
-    g = _primary_op(primary).graph
     with g.as_default():
         # The value, not the variable: its initializer may run before the primary's.
         source = primary.initialized_value() if isinstance(primary, Variable) else primary

@@ -1,0 +1,106 @@
+"""The Saver and checkpoint helpers as TF 1.x defines them: errors, bookkeeping, readers."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import tensorweave as tf
+from tensorweave.framework import errors
+from tensorweave.train import checkpoint_management as cm
+
+pytestmark = pytest.mark.usefixtures("fresh_graph")
+
+
+def _saved(tmp_path, **saver_kw):
+    v = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], name="v0")
+    saver = tf.train.Saver({"v0": v}, **saver_kw)
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    return v, saver, sess
+
+
+def test_saver_def_property_and_filename_default(tmp_path):
+    v = tf.Variable(0, name="v")
+    saver = tf.train.Saver({"v": v}, filename=b"somefile")
+    sd = saver.saver_def
+    assert sd.restore_op_name == "save/restore_all"
+    with tf.Session() as sess:
+        assert sess.run(sd.filename_tensor_name) == b"somefile"
+    # A Saver adopting a SaverDef under a scope finds its nodes there.
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(saver.export_meta_graph(), import_scope="imp")
+        adopted = tf.train.Saver(saver_def=sd, name="imp")
+        assert adopted.saver_def.save_tensor_name.startswith("imp/save/")
+
+
+def test_deferred_build_rules():
+    v = tf.Variable(1.0)
+    with pytest.raises(ValueError, match="defer_build"):
+        tf.train.Saver([v], defer_build=True)
+    saver = tf.train.Saver(defer_build=True)
+    with tf.Session() as sess, pytest.raises(RuntimeError, match="build"):
+        saver.save(sess, "never")
+
+
+def test_invalid_restore_path_and_missing_parent_are_value_errors(tmp_path):
+    _v, saver, sess = _saved(tmp_path)
+    with pytest.raises(ValueError, match="The passed save_path is not a valid checkpoint:"):
+        saver.restore(sess, str(tmp_path / "invalid path"))
+    target = str(tmp_path / "no_such_dir" / "ckpt")
+    with pytest.raises(ValueError) as e:
+        saver.save(sess, target)
+    assert str(e.value) == f"Parent directory of {target} doesn't exist, can't save."
+
+
+def test_file_uri_paths_save_and_restore(tmp_path):
+    _v, saver, sess = _saved(tmp_path)
+    prefix = saver.save(sess, "file://" + str(tmp_path / "uri"))
+    assert prefix == str(tmp_path / "uri") and cm.checkpoint_exists(prefix)
+    saver.restore(sess, "file://" + prefix)
+
+
+def test_max_to_keep_none_or_zero_tracks_and_deletes_nothing(tmp_path):
+    _v, _, sess = _saved(tmp_path)
+    for keep in (None, 0):
+        saver = tf.train.Saver(max_to_keep=keep)
+        paths = [saver.save(sess, str(tmp_path / f"k{keep}-{i}")) for i in range(3)]
+        assert saver.last_checkpoints == []
+        assert all(cm.checkpoint_exists(p) for p in paths)
+
+
+def test_meta_graph_file_names_and_removal(tmp_path):
+    assert cm.meta_graph_filename("d/model.ckpt-7") == "d/model.ckpt-7.meta"
+    assert cm.meta_graph_filename("d/m-00000-of-00002", "txt") == "d/m.txt"
+    assert cm.meta_graph_filename("d/m-?????-of-00002") == "d/m.meta"
+    _v, saver, sess = _saved(tmp_path)
+    with_meta = saver.save(sess, str(tmp_path / "a"))
+    without = saver.save(sess, str(tmp_path / "b"), write_meta_graph=False)
+    assert os.path.exists(cm.meta_graph_filename(with_meta))
+    assert not os.path.exists(cm.meta_graph_filename(without))
+    times = tf.train.get_checkpoint_mtimes([with_meta, str(tmp_path / "absent"), without])
+    assert len(times) == 2 and all(t > 0 for t in times)
+    tf.train.remove_checkpoint(with_meta)
+    assert not cm.checkpoint_exists(with_meta)
+    assert not os.path.exists(cm.meta_graph_filename(with_meta))
+
+
+def test_reader_debug_string_and_tf_error_phrases(tmp_path):
+    _v, saver, sess = _saved(tmp_path)
+    for fmt in ("tensorweave", "tensorflow"):
+        prefix = tf.train.Saver({"v0": tf.global_variables()[0]}, checkpoint_format=fmt).save(
+            sess, str(tmp_path / fmt))
+        reader = tf.train.NewCheckpointReader(prefix)
+        assert reader.debug_string() == b"v0 (DT_FLOAT) [2,3]\n"
+        with pytest.raises(errors.NotFoundError, match="v3 not found in checkpoint"):
+            reader.get_tensor("v3")
+    with pytest.raises(errors.NotFoundError, match="Unsuccessful TensorSliceReader"):
+        tf.train.NewCheckpointReader(str(tmp_path / "non-existent"))
+
+
+def test_restoring_under_other_names_reports_the_missing_key(tmp_path):
+    v, saver, sess = _saved(tmp_path)
+    prefix = saver.save(sess, str(tmp_path / "named"))
+    other = tf.train.Saver({"elsewhere": v})
+    with pytest.raises(errors.NotFoundError, match="elsewhere not found in checkpoint"):
+        other.restore(sess, prefix)
