@@ -2268,6 +2268,15 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
         {
             'keep_dims': ('bool', True),
             'separator': ('string', True),}),
+    'RefSelect': (
+        (
+            ('index', '', '', '', 3, False),
+            ('inputs', 'T', 'N', '', 0, True),),
+        (
+            ('output', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'N': ('int', False),}),
     'RegexFullMatch': (
         (
             ('input', '', '', '', 7, False),

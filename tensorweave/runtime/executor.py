@@ -332,8 +332,9 @@ class Executor:
             remaining = step.remaining()
             if remaining is not None and remaining <= 0 and step.cancelled is None:
                 step.cancel(errors.DeadlineExceededError(
-                    None, None, "Timed out waiting for a blocking op (queue, accumulator or "
-                    "Recv); raise RunOptions.timeout_in_ms if the wait is expected."))
+                    None, None, "Timed out waiting for notification: a blocking op (queue, "
+                    "accumulator or Recv) did not finish in time; raise "
+                    "RunOptions.timeout_in_ms if the wait is expected."))
             if step.cancelled is not None:
                 give_up = give_up or time.monotonic() + 5.0
                 if time.monotonic() > give_up:

@@ -90,25 +90,68 @@ class QueueBase:
         local = self._body_refs.get(g)
         if local is None:
             op = ref.op
+            if op.type not in ("FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue"):
+                raise ValueError(f"Queue {self.name} (op {op.type}) cannot be used inside a "
+                                 "cond or while body; use it outside, or the queue itself "
+                                 "rather than QueueBase.from_list.")
             attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
             attrs["shared_name"] = op.get_attr("shared_name") or op.name
             local = self._body_refs[g] = g.create_op(
                 op.type, [], attrs, name=_basename(op.name) + "_ref").outputs[0]
         return g, local
 
+    @staticmethod
+    def from_list(index: Any, queues: Sequence["QueueBase"]) -> "QueueBase":
+        """The queue `queues[index]`, chosen when the ops run (`index` may be a tensor).
+
+        Raises:
+            TypeError: `queues` is not a list of queues with the same dtypes and names.
+
+        Example:
+            >>> q = tf.QueueBase.from_list(task_index, [q0, q1])
+            >>> enq = q.enqueue([x])
+        """
+        if not queues or not isinstance(queues, list) or \
+                not all(isinstance(q, QueueBase) for q in queues):
+            raise TypeError(f"A list of queues expected, got {queues!r}.")
+        dtypes = queues[0].dtypes
+        if any(q.dtypes != dtypes for q in queues[1:]):
+            raise TypeError("Queues do not have matching component dtypes: "
+                            f"{[[d.name for d in q.dtypes] for q in queues]}.")
+        names = queues[0].names
+        if any(q.names != names for q in queues[1:]):
+            raise TypeError(f"Queues do not have matching component names: "
+                            f"{[q.names for q in queues]}.")
+        shapes = []
+        for per_queue in zip(*[q.shapes for q in queues]):
+            common = per_queue[0]
+            for other in per_queue[1:]:
+                if common.ndims is None or other.ndims != common.ndims:
+                    common = TensorShape(None)
+                else:
+                    common = TensorShape([a if a == b else None for a, b in
+                                          zip(common.as_list(), other.as_list())])
+            shapes.append(common)
+        g = get_default_graph()
+        with g.as_default():
+            index_t = convert_to_tensor(index, dtype=_dt.int32, name="index")
+            ref = g.create_op("RefSelect", [index_t, [q.queue_ref for q in queues]], {},
+                              name="RefSelect").outputs[0]
+        return QueueBase(dtypes, shapes, names, ref)
+
     # ---- enqueue -----------------------------------------------------------------
     def _components(self, vals: Any, many: bool) -> list[Tensor]:
         if self._names is not None:
             if not isinstance(vals, dict):
-                raise ValueError(f"Queue {self.name} has named components {self._names}: "
-                                 f"enqueue a dict with those keys, not {vals!r}.")
+                raise ValueError(f"Queue {self.name} has names {self._names}, so you must "
+                                 f"enqueue a dictionary with those keys, not {vals!r}.")
             if sorted(vals) != sorted(self._names):
-                raise ValueError(f"Keys {sorted(vals)} do not match the queue's names "
-                                 f"{sorted(self._names)} (queue {self.name}).")
+                raise ValueError(f"Keys {sorted(vals)} do not match names of Queue "
+                                 f"{self.name}: its names are {sorted(self._names)}.")
             vals = [vals[k] for k in self._names]
         elif isinstance(vals, dict):
-            raise ValueError(f"Queue {self.name} has no component names; enqueue a list, not "
-                             "a dict (or create the queue with names=...).")
+            raise ValueError(f"Queue {self.name} must have names to enqueue a dictionary: "
+                             "enqueue a list, or create the queue with names=....")
         elif not isinstance(vals, (list, tuple)):
             vals = [vals]
         if len(vals) != len(self._dtypes):
@@ -128,6 +171,12 @@ class QueueBase:
                 raise ValueError(f"Shape {elem} of component {i} ({t.name}) is incompatible "
                                  f"with the queue {self.name}'s shape {shape}.")
             tensors.append(t)
+        if many:
+            lead = {t.shape.as_list()[0] for t in tensors if t.shape.ndims}
+            lead.discard(None)
+            if len(lead) > 1:
+                raise ValueError(f"enqueue_many to queue {self.name} needs one batch size for "
+                                 f"all components, got {[t.shape for t in tensors]}.")
         return tensors
 
     def enqueue(self, vals: Any, name: str | None = None) -> Operation:
@@ -307,8 +356,9 @@ class PaddingFIFOQueue(FIFOQueue):
                  names: Sequence[str] | None = None, shared_name: str | None = None,
                  name: str = "padding_fifo_queue") -> None:
         if shapes is None:
-            raise ValueError("PaddingFIFOQueue needs shapes (use None for dimensions that "
-                             "vary between elements).")
+            raise ValueError("When providing partial shapes, a list of shapes must be "
+                             "provided: PaddingFIFOQueue needs shapes (use None for "
+                             "dimensions that vary between elements).")
         super().__init__(capacity, dtypes, shapes, names, shared_name, name)
 
 

@@ -37,7 +37,8 @@ def _check_handle(handle: Tensor, op_type: str) -> None:
 
 
 def _lookup(ctx: Any, kind: type[QueueResource], container: str, shared_name: str,
-            make: Callable[[str], QueueResource], component_types: list[Any]) -> QueueResource:
+            make: Callable[[str], QueueResource], component_types: list[Any],
+            capacity: int, shapes: Any) -> QueueResource:
     key = shared_name or ctx.name
     q = ctx.resources.lookup_or_create(container, key,
                                        lambda: make(shared_name or private_queue_name(ctx.name)))
@@ -50,6 +51,16 @@ def _lookup(ctx: Any, kind: type[QueueResource], container: str, shared_name: st
             None, None, f"Shared queue '{q.name}' has component types "
             f"{[d.name for d in q.dtypes]} but requested component types were "
             f"{[d.name for d in component_types]}. Use another shared_name.")
+    want_capacity = capacity if capacity >= 0 else float("inf")
+    if q.capacity != want_capacity:
+        raise errors.InvalidArgumentError(
+            None, None, f"Shared queue '{q.name}' has capacity {q.capacity} but requested "
+            f"capacity was {want_capacity}. Use another shared_name.")
+    want_shapes = None if not shapes else [None if s is None else list(s) for s in shapes]
+    if q.shapes != want_shapes:
+        raise errors.InvalidArgumentError(
+            None, None, f"Shared queue '{q.name}' has component shapes {q.shapes or []} but "
+            f"requested component shapes were {want_shapes or []}. Use another shared_name.")
     return q
 
 
@@ -63,7 +74,7 @@ def _(ctx: Any, step: Any, *, component_types: list[Any], shapes: Any, capacity:
       container: str, shared_name: str) -> QueueResource:
     return _lookup(ctx, QueueResource, container, shared_name,
                    lambda n: QueueResource(n, component_types, shapes, capacity),
-                   component_types)
+                   component_types, capacity, shapes)
 
 
 fifo_queue_op.no_gradient()
@@ -77,7 +88,7 @@ def _(ctx: Any, step: Any, *, component_types: list[Any], shapes: Any, capacity:
       container: str, shared_name: str) -> QueueResource:
     return _lookup(ctx, PaddingFIFOQueueResource, container, shared_name,
                    lambda n: PaddingFIFOQueueResource(n, component_types, shapes, capacity),
-                   component_types)
+                   component_types, capacity, shapes)
 
 
 padding_queue_op.no_gradient()
@@ -94,7 +105,7 @@ def _(ctx: Any, step: Any, *, component_types: list[Any], shapes: Any, capacity:
     return _lookup(ctx, RandomShuffleQueueResource, container, shared_name,
                    lambda n: RandomShuffleQueueResource(n, component_types, shapes, capacity,
                                                         min_after_dequeue, seed, seed2),
-                   component_types)
+                   component_types, capacity, shapes)
 
 
 shuffle_queue_op.no_gradient()
@@ -211,3 +222,31 @@ def _query_op(op_type: str, dtype: Any, read: Any) -> None:
 
 _query_op("QueueSize", _dt.int32, lambda q: np.int32(q.size()))
 _query_op("QueueIsClosed", _dt.bool, lambda q: np.bool_(q.is_closed()))
+
+
+# ---- RefSelect: one reference out of several (QueueBase.from_list) ------------------
+ref_select_op = define_op("RefSelect", inputs=("index", "&inputs*"), stateful=True)
+
+
+@ref_select_op.shape
+def _(index: Tensor, inputs: list[Tensor]) -> Any:
+    if index.shape.ndims not in (None, 0):
+        raise ValueError(f"RefSelect: index must be a scalar, got {index.name} with shape "
+                         f"{index.shape}.")
+    if not inputs or any(t.dtype != inputs[0].dtype for t in inputs):
+        raise TypeError(f"RefSelect needs references of one dtype, got "
+                        f"{[t.dtype.name for t in inputs]}.")
+    return inputs[0].dtype, inputs[0].shape
+
+
+@ref_select_op.kernel("CPU")
+def _(index: Any, inputs: list[Any]) -> Any:
+    i = int(np.asarray(index))
+    if not 0 <= i < len(inputs):
+        raise errors.InvalidArgumentError(
+            None, None, f"RefSelect: index {i} is not in [0, {len(inputs)}) (the number of "
+            "references to choose from).")
+    return inputs[i]
+
+
+ref_select_op.no_gradient()

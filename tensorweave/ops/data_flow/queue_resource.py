@@ -50,6 +50,7 @@ class QueueResource(WaitingResource):
     """
 
     type_name = "FIFOQueue"
+    _pads = False  # PaddingFIFOQueue: dequeue_many pads components of varying shape
 
     def __init__(self, name: str, dtypes: list[Any], shapes: list[Any] | None,
                  capacity: int) -> None:
@@ -85,25 +86,29 @@ class QueueResource(WaitingResource):
         # Private copies: a dequeued value must not alias the producer's array.
         arrays = [np.array(c, dtype=dt.as_numpy_dtype) for c, dt in zip(components, self.dtypes)]
         if not many:
-            self._check_shapes([a.shape for a in arrays])
+            self._check_shapes([a.shape for a in arrays], None)
             return [tuple(arrays)]
         lengths = {a.shape[0] if a.ndim else None for a in arrays}
         if None in lengths or len(lengths) != 1:
             raise errors.InvalidArgumentError(
                 None, None, f"enqueue_many to {self.type_name} '{self.name}' needs components "
                 f"with one common leading dimension; got shapes {[a.shape for a in arrays]}.")
-        self._check_shapes([a.shape[1:] for a in arrays])
         n = cast(int, lengths.pop())
+        self._check_shapes([a.shape[1:] for a in arrays], n)
         return [tuple(np.asarray(a[i]) for a in arrays) for i in range(n)]
 
-    def _check_shapes(self, got: list[tuple[int, ...]]) -> None:
+    def _check_shapes(self, got: list[tuple[int, ...]], batch: int | None) -> None:
+        """Each component's element shape against the queue's; `batch` is the
+        enqueue_many batch size (TF's message then shows the batch's shapes)."""
         if self.shapes is None:
             return
+        lead = [] if batch is None else [batch]
         for i, (want, have) in enumerate(zip(self.shapes, got)):
             if want is not None and not _compatible(want, have):
                 raise errors.InvalidArgumentError(
                     None, None, f"Shape mismatch in tuple component {i}. Expected "
-                    f"{_fmt(want)}, got {list(have)} (queue {self.type_name} '{self.name}').")
+                    f"{_fmt(lead + list(want))}, got {_fmt(lead + list(have))} (queue "
+                    f"{self.type_name} '{self.name}').")
 
     def enqueue_payload(self, elements: list[tuple]) -> collections.deque:
         return collections.deque(elements)
@@ -220,11 +225,13 @@ class QueueResource(WaitingResource):
         dt = self.dtypes[i].as_numpy_dtype
         if not parts:
             shape = self.shapes[i] if self.shapes is not None else None
-            if shape is None or any(d is None for d in shape):
+            if shape is None or (any(d is None for d in shape) and not self._pads):
                 raise errors.InvalidArgumentError(
                     None, None, f"{self.type_name} '{self.name}' cannot produce an empty batch "
-                    f"of component {i}: its shape is not fully specified. Pass `shapes`.")
-            return np.zeros([0] + shape, dtype=dt)
+                    f"of component {i}: DequeueMany requires the components to have specified "
+                    "shapes. Pass `shapes`.")
+            # A padding queue's unknown dimensions are 0 in an empty batch (as TF's).
+            return np.zeros([0] + [d or 0 for d in shape], dtype=dt)
         if len({p.shape for p in parts}) != 1:
             raise errors.InvalidArgumentError(
                 None, None, f"{self.type_name} '{self.name}': cannot batch component {i}, the "
@@ -265,6 +272,7 @@ class PaddingFIFOQueueResource(QueueResource):
     """A FIFO queue whose dequeue_many pads each component to the batch's largest shape."""
 
     type_name = "PaddingFIFOQueue"
+    _pads = True
 
     def _stack(self, i: int, parts: list[np.ndarray]) -> np.ndarray:
         if not parts or len({p.shape for p in parts}) == 1:
