@@ -11,6 +11,7 @@ from tensorweave.summary.summary import Event as Event
 from tensorweave.summary.summary import SessionLog as SessionLog
 from tensorweave.summary.summary import Summary as Summary
 from tensorweave.summary.summary import SummaryMetadata as SummaryMetadata
+from tensorweave.summary.summary import TaggedRunMetadata as TaggedRunMetadata
 from tensorweave.summary.summary import histogram as histogram
 from tensorweave.summary.summary import image as image
 from tensorweave.summary.summary import merge as merge
@@ -29,6 +30,7 @@ __all__ = [
     "SessionLog",
     "Summary",
     "SummaryMetadata",
+    "TaggedRunMetadata",
     "histogram",
     "image",
     "merge",

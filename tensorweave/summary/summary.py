@@ -200,6 +200,7 @@ Summary = summary_pb2.Summary
 Event = summary_pb2.Event
 SessionLog = summary_pb2.SessionLog
 SummaryMetadata = summary_pb2.SummaryMetadata
+TaggedRunMetadata = summary_pb2.TaggedRunMetadata
 
 __all__ = [
     "Event",
