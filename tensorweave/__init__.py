@@ -41,7 +41,14 @@ from tensorweave.client.session import (
     get_default_session as get_default_session)
 from tensorweave.framework.proto.config_pb2 import (
     ConfigProto as ConfigProto, GPUOptions as GPUOptions, GraphOptions as GraphOptions,
-    RunMetadata as RunMetadata, RunOptions as RunOptions)
+    OptimizerOptions as OptimizerOptions, RunMetadata as RunMetadata,
+    RunOptions as RunOptions)
+# TF programs import these from tensorflow.core.protobuf.{debug,rewriter_config}_pb2 (to
+# set RunOptions.debug_options or GraphOptions.rewrite_options); with no such package
+# here they sit beside ConfigProto.
+from tensorweave.framework.proto.debug_pb2 import (
+    DebugOptions as DebugOptions, DebugTensorWatch as DebugTensorWatch)
+from tensorweave.framework.proto.rewriter_config_pb2 import RewriterConfig as RewriterConfig
 
 # --- math (owner: math helper) ---
 import tensorweave.ops.math.math_ops  # installs the Tensor operators (+ - * / ...)

@@ -244,16 +244,19 @@ def test_run_options_of_hooks_and_caller_are_merged(graph):
     with tf.train.MonitoredSession(hooks=[a, b]) as sess:
         assert sess.run(const) == 42
         options, metadata = b.seen[0]
-        # Larger numbers win, flags are OR-ed (as in TF 1.x).
+        # Larger numbers win, flags are OR-ed (as in TF 1.x); the merge sets debug_options
+        # (empty here), as TF's does.
         assert options == RunOptions(trace_level=3, timeout_in_ms=60000,
                                      output_partition_graphs=True,
-                                     report_tensor_allocations_upon_oom=True)
+                                     report_tensor_allocations_upon_oom=True,
+                                     debug_options={})
         assert isinstance(metadata, RunMetadata) and len(metadata.partition_graphs) > 0
         caller = RunOptions(trace_level=1, timeout_in_ms=90000)
         sess.run(const, options=caller)
         assert b.seen[1][0] == RunOptions(trace_level=3, timeout_in_ms=90000,
                                           output_partition_graphs=True,
-                                          report_tensor_allocations_upon_oom=True)
+                                          report_tensor_allocations_upon_oom=True,
+                                          debug_options={})
 
 
 # ---- SingularMonitoredSession ----------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import threading
 from typing import Any, Callable, Iterator
 
@@ -31,6 +32,7 @@ from tensorweave.runtime.step_stats import StepStatsCollector
 # "module:attribute" reference, so `import tensorweave` makes "grpc://" targets work
 # and the module that serves them is imported on the first such session.
 _BACKENDS: dict[str, Callable[..., Any] | str] = {}
+log = logging.getLogger("tensorweave.session")
 _local = threading.local()
 
 
@@ -139,6 +141,8 @@ class Session:
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if options is not None and options.debug_options.debug_tensor_watch_opts:
+            _warn_debug_watches_once(options.debug_options)
         elements, rebuild = flatten_fetches(fetches, self._graph)
         feed_tensors, feed_values = self._prepare_feeds(feed_dict)
         fetch_tensors, targets = split_elements(elements)
@@ -150,6 +154,11 @@ class Session:
             self._steps.add(step)
         try:
             values = self._runtime.run(feed_tensors, feed_values, fetch_tensors, targets, step)
+        except errors.OpError as e:
+            # As TF: a failed step is raised by Session.run. The runtime's frames (TF's
+            # C++ ones) are not the program's; the message names the node and where the
+            # program created it.
+            raise e.with_traceback(None) from None
         finally:
             step.end()
             with self._steps_lock:
@@ -225,7 +234,8 @@ class Session:
             steps = list(self._steps)
         for s in steps:
             s.cancel(errors.CancelledError(None, None, "Session was closed while the step "
-                                           "was running."))
+                                           "was running (Session::Close() cancels the "
+                                           "steps in flight)."))
         self._runtime.close()
 
     @contextlib.contextmanager
@@ -268,6 +278,23 @@ class Session:
                 None, None, f"No session factory serves the target {target!r}: Session.reset "
                 f"needs a server target like 'grpc://host:port'.")
         reset_fn(target, containers, config)
+
+
+_debug_warned = False
+
+
+def _warn_debug_watches_once(debug_options: Any) -> None:
+    # tfdbg's watches (RunOptions.debug_options) ask TF to copy tensors to debug URLs
+    # (file:// dump directories, grpc:// debug servers). tensorweave has no tfdbg: it
+    # runs the step as asked and says once that the watched tensors go nowhere.
+    global _debug_warned
+    urls = sorted({u for w in debug_options.debug_tensor_watch_opts for u in w.debug_urls})
+    if urls and not _debug_warned:
+        _debug_warned = True
+        names = sorted({w.node_name for w in debug_options.debug_tensor_watch_opts})
+        log.warning("RunOptions.debug_options watches %s with debug URLs %s: tensorweave has "
+                    "no tfdbg, so no debug tensors are written there (the step runs as usual).",
+                    names[:5], urls[:5])
 
 
 def _collector_for(options: Any, run_metadata: Any) -> StepStatsCollector | None:

@@ -146,6 +146,22 @@ def _merge_run_options(options: Any, incoming: Any) -> None:
                                        incoming.inter_op_thread_pool)
     options.output_partition_graphs |= incoming.output_partition_graphs
     options.report_tensor_allocations_upon_oom |= incoming.report_tensor_allocations_upon_oom
+    # Debug watches add up, in the order the caller and then the hooks asked for them.
+    options.debug_options.debug_tensor_watch_opts.extend(
+        incoming.debug_options.debug_tensor_watch_opts)
+    options.debug_options.reset_disk_byte_usage |= incoming.debug_options.reset_disk_byte_usage
+
+
+def _error_text(error: BaseException) -> str:
+    # TF's error classes take (node_def, op, message) and allow message=None (test
+    # doubles raise AbortedError("...", None, None)); str() of such an error fails.
+    message = getattr(error, "message", None)
+    if isinstance(message, str):
+        return message
+    try:
+        return str(error)
+    except TypeError:
+        return ""
 
 
 class CoordinatedSession(WrappedSession):
@@ -248,14 +264,15 @@ class RecoverableSession(WrappedSession):
         """Closes the broken session so the next run re-creates it, or gives up when
         fresh sessions keep failing."""
         self._recoveries += 1
-        lost = ", ".join(tasks_named(str(error))) or "a task"
+        text = _error_text(error)
+        lost = ", ".join(tasks_named(text)) or "a task"
         if self._recoveries > MAX_RECOVERIES_IN_A_ROW:
             raise type(error)(None, None, f"Gave up after {MAX_RECOVERIES_IN_A_ROW} session "
                               f"re-creations in a row, each failing {where} with "
-                              f"{type(error).__name__}: {error}") from error
+                              f"{type(error).__name__}: {text}") from error
         log.warning("%s %s (lost %s?): restarting the session (recovery %d of at most %d in "
                     "a row): %s", type(error).__name__, where, lost, self._recoveries,
-                    MAX_RECOVERIES_IN_A_ROW, str(error).strip().splitlines()[0])
+                    MAX_RECOVERIES_IN_A_ROW, (text.strip().splitlines() or [""])[0])
         self.close()
         self._sess = None
 

@@ -22,10 +22,12 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from tensorweave.framework.proto import debug_pb2 as tensorweave_dot_framework_dot_proto_dot_debug__pb2
 from tensorweave.framework.proto import graph_pb2 as tensorweave_dot_framework_dot_proto_dot_graph__pb2
+from tensorweave.framework.proto import rewriter_config_pb2 as tensorweave_dot_framework_dot_proto_dot_rewriter__config__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(tensorweave/framework/proto/config.proto\x12\x0btensorweave\x1a\'tensorweave/framework/proto/graph.proto\"h\n\nGPUOptions\x12\'\n\x1fper_process_gpu_memory_fraction\x18\x01 \x01(\x01\x12\x14\n\x0c\x61llow_growth\x18\x04 \x01(\x08\x12\x1b\n\x13visible_device_list\x18\x05 \x01(\t\"\x83\x01\n\x0cGraphOptions\x12\x1e\n\x16\x65nable_recv_scheduling\x18\x02 \x01(\x08\x12\x1a\n\x12place_pruned_graph\x18\x06 \x01(\x08\x12 \n\x18\x65nable_bfloat16_sendrecv\x18\x07 \x01(\x08\x12\x15\n\rtimeline_step\x18\x08 \x01(\x05\"\xfd\x03\n\x0b\x43onfigProto\x12?\n\x0c\x64\x65vice_count\x18\x01 \x03(\x0b\x32).tensorweave.ConfigProto.DeviceCountEntry\x12$\n\x1cintra_op_parallelism_threads\x18\x02 \x01(\x05\x12$\n\x1cinter_op_parallelism_threads\x18\x05 \x01(\x05\x12\x1f\n\x17use_per_session_threads\x18\t \x01(\x08\x12\x18\n\x10placement_period\x18\x03 \x01(\x05\x12\x16\n\x0e\x64\x65vice_filters\x18\x04 \x03(\t\x12,\n\x0bgpu_options\x18\x06 \x01(\x0b\x32\x17.tensorweave.GPUOptions\x12\x1c\n\x14\x61llow_soft_placement\x18\x07 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x08 \x01(\x08\x12\x30\n\rgraph_options\x18\n \x01(\x0b\x32\x19.tensorweave.GraphOptions\x12\x1f\n\x17operation_timeout_in_ms\x18\x0b \x01(\x03\x12\x1d\n\x15isolate_session_state\x18\x0f \x01(\x08\x1a\x32\n\x10\x44\x65viceCountEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"\x9b\x02\n\nRunOptions\x12\x37\n\x0btrace_level\x18\x01 \x01(\x0e\x32\".tensorweave.RunOptions.TraceLevel\x12\x15\n\rtimeout_in_ms\x18\x02 \x01(\x03\x12\x1c\n\x14inter_op_thread_pool\x18\x03 \x01(\x05\x12\x1f\n\x17output_partition_graphs\x18\x05 \x01(\x08\x12*\n\"report_tensor_allocations_upon_oom\x18\x07 \x01(\x08\"R\n\nTraceLevel\x12\x0c\n\x08NO_TRACE\x10\x00\x12\x12\n\x0eSOFTWARE_TRACE\x10\x01\x12\x12\n\x0eHARDWARE_TRACE\x10\x02\x12\x0e\n\nFULL_TRACE\x10\x03\"\xa3\x01\n\x15\x41llocationDescription\x12\x17\n\x0frequested_bytes\x18\x01 \x01(\x03\x12\x17\n\x0f\x61llocated_bytes\x18\x02 \x01(\x03\x12\x16\n\x0e\x61llocator_name\x18\x03 \x01(\t\x12\x15\n\rallocation_id\x18\x04 \x01(\x03\x12\x1c\n\x14has_single_reference\x18\x05 \x01(\x08\x12\x0b\n\x03ptr\x18\x06 \x01(\x04\"\xab\x01\n\x11TensorDescription\x12$\n\x05\x64type\x18\x01 \x01(\x0e\x32\x15.tensorweave.DataType\x12,\n\x05shape\x18\x02 \x01(\x0b\x32\x1d.tensorweave.TensorShapeProto\x12\x42\n\x16\x61llocation_description\x18\x04 \x01(\x0b\x32\".tensorweave.AllocationDescription\"=\n\x10\x41llocationRecord\x12\x14\n\x0c\x61lloc_micros\x18\x01 \x01(\x03\x12\x13\n\x0b\x61lloc_bytes\x18\x02 \x01(\x03\"\xc5\x01\n\x13\x41llocatorMemoryUsed\x12\x16\n\x0e\x61llocator_name\x18\x01 \x01(\t\x12\x13\n\x0btotal_bytes\x18\x02 \x01(\x03\x12\x12\n\npeak_bytes\x18\x03 \x01(\x03\x12\x12\n\nlive_bytes\x18\x04 \x01(\x03\x12\x39\n\x12\x61llocation_records\x18\x06 \x03(\x0b\x32\x1d.tensorweave.AllocationRecord\x12\x1e\n\x16\x61llocator_bytes_in_use\x18\x05 \x01(\x03\"V\n\nNodeOutput\x12\x0c\n\x04slot\x18\x01 \x01(\x05\x12:\n\x12tensor_description\x18\x03 \x01(\x0b\x32\x1e.tensorweave.TensorDescription\"l\n\x0bMemoryStats\x12\x18\n\x10temp_memory_size\x18\x01 \x01(\x03\x12\x1e\n\x16persistent_memory_size\x18\x03 \x01(\x03\x12#\n\x1bpersistent_tensor_alloc_ids\x18\x05 \x03(\x03\"\x9f\x03\n\rNodeExecStats\x12\x11\n\tnode_name\x18\x01 \x01(\t\x12\x18\n\x10\x61ll_start_micros\x18\x02 \x01(\x03\x12\x1b\n\x13op_start_rel_micros\x18\x03 \x01(\x03\x12\x19\n\x11op_end_rel_micros\x18\x04 \x01(\x03\x12\x1a\n\x12\x61ll_end_rel_micros\x18\x05 \x01(\x03\x12\x30\n\x06memory\x18\x06 \x03(\x0b\x32 .tensorweave.AllocatorMemoryUsed\x12\'\n\x06output\x18\x07 \x03(\x0b\x32\x17.tensorweave.NodeOutput\x12\x16\n\x0etimeline_label\x18\x08 \x01(\t\x12\x18\n\x10scheduled_micros\x18\t \x01(\x03\x12\x11\n\tthread_id\x18\n \x01(\r\x12=\n\x11referenced_tensor\x18\x0b \x03(\x0b\x32\".tensorweave.AllocationDescription\x12.\n\x0cmemory_stats\x18\x0c \x01(\x0b\x32\x18.tensorweave.MemoryStats\"Q\n\x0f\x44\x65viceStepStats\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12.\n\nnode_stats\x18\x02 \x03(\x0b\x32\x1a.tensorweave.NodeExecStats\"<\n\tStepStats\x12/\n\tdev_stats\x18\x01 \x03(\x0b\x32\x1c.tensorweave.DeviceStepStats\"j\n\x0bRunMetadata\x12*\n\nstep_stats\x18\x01 \x01(\x0b\x32\x16.tensorweave.StepStats\x12/\n\x10partition_graphs\x18\x03 \x03(\x0b\x32\x15.tensorweave.GraphDefb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(tensorweave/framework/proto/config.proto\x12\x0btensorweave\x1a\'tensorweave/framework/proto/debug.proto\x1a\'tensorweave/framework/proto/graph.proto\x1a\x31tensorweave/framework/proto/rewriter_config.proto\"\xb9\x05\n\nGPUOptions\x12\'\n\x1fper_process_gpu_memory_fraction\x18\x01 \x01(\x01\x12\x14\n\x0c\x61llow_growth\x18\x04 \x01(\x08\x12\x16\n\x0e\x61llocator_type\x18\x02 \x01(\t\x12\x1f\n\x17\x64\x65\x66\x65rred_deletion_bytes\x18\x03 \x01(\x03\x12\x1b\n\x13visible_device_list\x18\x05 \x01(\t\x12\"\n\x1apolling_active_delay_usecs\x18\x06 \x01(\x05\x12$\n\x1cpolling_inactive_delay_msecs\x18\x07 \x01(\x05\x12\x1c\n\x14\x66orce_gpu_compatible\x18\x08 \x01(\x08\x12:\n\x0c\x65xperimental\x18\t \x01(\x0b\x32$.tensorweave.GPUOptions.Experimental\x1a\xf1\x02\n\x0c\x45xperimental\x12L\n\x0fvirtual_devices\x18\x01 \x03(\x0b\x32\x33.tensorweave.GPUOptions.Experimental.VirtualDevices\x12\x1a\n\x12use_unified_memory\x18\x02 \x01(\x08\x12#\n\x1bnum_dev_to_dev_copy_streams\x18\x03 \x01(\x05\x12\x1d\n\x15\x63ollective_ring_order\x18\x04 \x01(\t\x12\x1d\n\x15timestamped_allocator\x18\x05 \x01(\x08\x12#\n\x1bkernel_tracker_max_interval\x18\x07 \x01(\x05\x12 \n\x18kernel_tracker_max_bytes\x18\x08 \x01(\x05\x12\"\n\x1akernel_tracker_max_pending\x18\t \x01(\x05\x1a)\n\x0eVirtualDevices\x12\x17\n\x0fmemory_limit_mb\x18\x01 \x03(\x02\"\x87\x03\n\x10OptimizerOptions\x12+\n#do_common_subexpression_elimination\x18\x01 \x01(\x08\x12\x1b\n\x13\x64o_constant_folding\x18\x02 \x01(\x08\x12$\n\x1cmax_folded_constant_in_bytes\x18\x06 \x01(\x03\x12\x1c\n\x14\x64o_function_inlining\x18\x04 \x01(\x08\x12\x36\n\topt_level\x18\x03 \x01(\x0e\x32#.tensorweave.OptimizerOptions.Level\x12\x46\n\x10global_jit_level\x18\x05 \x01(\x0e\x32,.tensorweave.OptimizerOptions.GlobalJitLevel\" \n\x05Level\x12\x06\n\x02L1\x10\x00\x12\x0f\n\x02L0\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\"C\n\x0eGlobalJitLevel\x12\x0b\n\x07\x44\x45\x46\x41ULT\x10\x00\x12\x10\n\x03OFF\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x12\x08\n\x04ON_1\x10\x01\x12\x08\n\x04ON_2\x10\x02\"\xf0\x02\n\x0cGraphOptions\x12\x1e\n\x16\x65nable_recv_scheduling\x18\x02 \x01(\x08\x12\x38\n\x11optimizer_options\x18\x03 \x01(\x0b\x32\x1d.tensorweave.OptimizerOptions\x12\x18\n\x10\x62uild_cost_model\x18\x04 \x01(\x03\x12\x1e\n\x16\x62uild_cost_model_after\x18\t \x01(\x03\x12\x14\n\x0cinfer_shapes\x18\x05 \x01(\x08\x12\x1a\n\x12place_pruned_graph\x18\x06 \x01(\x08\x12 \n\x18\x65nable_bfloat16_sendrecv\x18\x07 \x01(\x08\x12\x15\n\rtimeline_step\x18\x08 \x01(\x05\x12\x34\n\x0frewrite_options\x18\n \x01(\x0b\x32\x1b.tensorweave.RewriterConfigJ\x04\x08\x01\x10\x02R%skip_common_subexpression_elimination\"A\n\x15ThreadPoolOptionProto\x12\x13\n\x0bnum_threads\x18\x01 \x01(\x05\x12\x13\n\x0bglobal_name\x18\x02 \x01(\t\"\xb4\x01\n\nRPCOptions\x12$\n\x1cuse_rpc_for_inprocess_master\x18\x01 \x01(\x08\x12\x1d\n\x15\x63ompression_algorithm\x18\x02 \x01(\t\x12\x19\n\x11\x63ompression_level\x18\x03 \x01(\x05\x12\x1a\n\x12\x63\x61\x63he_rpc_response\x18\x04 \x01(\x08\x12*\n\"disable_session_connection_sharing\x18\x05 \x01(\x08\"0\n\x0fSessionMetadata\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\"\xe6\x08\n\x0b\x43onfigProto\x12?\n\x0c\x64\x65vice_count\x18\x01 \x03(\x0b\x32).tensorweave.ConfigProto.DeviceCountEntry\x12$\n\x1cintra_op_parallelism_threads\x18\x02 \x01(\x05\x12$\n\x1cinter_op_parallelism_threads\x18\x05 \x01(\x05\x12\x1f\n\x17use_per_session_threads\x18\t \x01(\x08\x12H\n\x1csession_inter_op_thread_pool\x18\x0c \x03(\x0b\x32\".tensorweave.ThreadPoolOptionProto\x12\x18\n\x10placement_period\x18\x03 \x01(\x05\x12\x16\n\x0e\x64\x65vice_filters\x18\x04 \x03(\t\x12,\n\x0bgpu_options\x18\x06 \x01(\x0b\x32\x17.tensorweave.GPUOptions\x12\x1c\n\x14\x61llow_soft_placement\x18\x07 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x08 \x01(\x08\x12\x30\n\rgraph_options\x18\n \x01(\x0b\x32\x19.tensorweave.GraphOptions\x12\x1f\n\x17operation_timeout_in_ms\x18\x0b \x01(\x03\x12,\n\x0brpc_options\x18\r \x01(\x0b\x32\x17.tensorweave.RPCOptions\x12\x1d\n\x15isolate_session_state\x18\x0f \x01(\x08\x12;\n\x0c\x65xperimental\x18\x10 \x01(\x0b\x32%.tensorweave.ConfigProto.Experimental\x1a\x32\n\x10\x44\x65viceCountEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\x1a\xb1\x03\n\x0c\x45xperimental\x12\x1f\n\x17\x63ollective_group_leader\x18\x01 \x01(\t\x12\x15\n\rexecutor_type\x18\x03 \x01(\t\x12\x1a\n\x12recv_buf_max_chunk\x18\x04 \x01(\x05\x12\x19\n\x11use_numa_affinity\x18\x05 \x01(\x08\x12\x35\n-collective_deterministic_sequential_execution\x18\x06 \x01(\x08\x12\x17\n\x0f\x63ollective_nccl\x18\x07 \x01(\x08\x12\x36\n.share_session_state_in_clusterspec_propagation\x18\x08 \x01(\x08\x12\x1f\n\x17\x64isable_thread_spinning\x18\t \x01(\x08\x12(\n share_cluster_devices_in_session\x18\n \x01(\x08\x12\x36\n\x10session_metadata\x18\x0b \x01(\x0b\x32\x1c.tensorweave.SessionMetadata\x12!\n\x19optimize_for_static_graph\x18\x0c \x01(\x08J\x04\x08\x02\x10\x03\"\xdb\x03\n\nRunOptions\x12\x37\n\x0btrace_level\x18\x01 \x01(\x0e\x32\".tensorweave.RunOptions.TraceLevel\x12\x15\n\rtimeout_in_ms\x18\x02 \x01(\x03\x12\x1c\n\x14inter_op_thread_pool\x18\x03 \x01(\x05\x12\x1f\n\x17output_partition_graphs\x18\x05 \x01(\x08\x12\x30\n\rdebug_options\x18\x06 \x01(\x0b\x32\x19.tensorweave.DebugOptions\x12*\n\"report_tensor_allocations_upon_oom\x18\x07 \x01(\x08\x12:\n\x0c\x65xperimental\x18\x08 \x01(\x0b\x32$.tensorweave.RunOptions.Experimental\x1aJ\n\x0c\x45xperimental\x12\x1c\n\x14\x63ollective_graph_key\x18\x01 \x01(\x03\x12\x1c\n\x14use_run_handler_pool\x18\x02 \x01(\x08\"R\n\nTraceLevel\x12\x0c\n\x08NO_TRACE\x10\x00\x12\x12\n\x0eSOFTWARE_TRACE\x10\x01\x12\x12\n\x0eHARDWARE_TRACE\x10\x02\x12\x0e\n\nFULL_TRACE\x10\x03J\x04\x08\x04\x10\x05\"\xa3\x01\n\x15\x41llocationDescription\x12\x17\n\x0frequested_bytes\x18\x01 \x01(\x03\x12\x17\n\x0f\x61llocated_bytes\x18\x02 \x01(\x03\x12\x16\n\x0e\x61llocator_name\x18\x03 \x01(\t\x12\x15\n\rallocation_id\x18\x04 \x01(\x03\x12\x1c\n\x14has_single_reference\x18\x05 \x01(\x08\x12\x0b\n\x03ptr\x18\x06 \x01(\x04\"\xab\x01\n\x11TensorDescription\x12$\n\x05\x64type\x18\x01 \x01(\x0e\x32\x15.tensorweave.DataType\x12,\n\x05shape\x18\x02 \x01(\x0b\x32\x1d.tensorweave.TensorShapeProto\x12\x42\n\x16\x61llocation_description\x18\x04 \x01(\x0b\x32\".tensorweave.AllocationDescription\"=\n\x10\x41llocationRecord\x12\x14\n\x0c\x61lloc_micros\x18\x01 \x01(\x03\x12\x13\n\x0b\x61lloc_bytes\x18\x02 \x01(\x03\"\xc5\x01\n\x13\x41llocatorMemoryUsed\x12\x16\n\x0e\x61llocator_name\x18\x01 \x01(\t\x12\x13\n\x0btotal_bytes\x18\x02 \x01(\x03\x12\x12\n\npeak_bytes\x18\x03 \x01(\x03\x12\x12\n\nlive_bytes\x18\x04 \x01(\x03\x12\x39\n\x12\x61llocation_records\x18\x06 \x03(\x0b\x32\x1d.tensorweave.AllocationRecord\x12\x1e\n\x16\x61llocator_bytes_in_use\x18\x05 \x01(\x03\"V\n\nNodeOutput\x12\x0c\n\x04slot\x18\x01 \x01(\x05\x12:\n\x12tensor_description\x18\x03 \x01(\x0b\x32\x1e.tensorweave.TensorDescription\"l\n\x0bMemoryStats\x12\x18\n\x10temp_memory_size\x18\x01 \x01(\x03\x12\x1e\n\x16persistent_memory_size\x18\x03 \x01(\x03\x12#\n\x1bpersistent_tensor_alloc_ids\x18\x05 \x03(\x03\"\x9f\x03\n\rNodeExecStats\x12\x11\n\tnode_name\x18\x01 \x01(\t\x12\x18\n\x10\x61ll_start_micros\x18\x02 \x01(\x03\x12\x1b\n\x13op_start_rel_micros\x18\x03 \x01(\x03\x12\x19\n\x11op_end_rel_micros\x18\x04 \x01(\x03\x12\x1a\n\x12\x61ll_end_rel_micros\x18\x05 \x01(\x03\x12\x30\n\x06memory\x18\x06 \x03(\x0b\x32 .tensorweave.AllocatorMemoryUsed\x12\'\n\x06output\x18\x07 \x03(\x0b\x32\x17.tensorweave.NodeOutput\x12\x16\n\x0etimeline_label\x18\x08 \x01(\t\x12\x18\n\x10scheduled_micros\x18\t \x01(\x03\x12\x11\n\tthread_id\x18\n \x01(\r\x12=\n\x11referenced_tensor\x18\x0b \x03(\x0b\x32\".tensorweave.AllocationDescription\x12.\n\x0cmemory_stats\x18\x0c \x01(\x0b\x32\x18.tensorweave.MemoryStats\"Q\n\x0f\x44\x65viceStepStats\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12.\n\nnode_stats\x18\x02 \x03(\x0b\x32\x1a.tensorweave.NodeExecStats\"<\n\tStepStats\x12/\n\tdev_stats\x18\x01 \x03(\x0b\x32\x1c.tensorweave.DeviceStepStats\"\xdf\x02\n\x0bRunMetadata\x12*\n\nstep_stats\x18\x01 \x01(\x0b\x32\x16.tensorweave.StepStats\x12/\n\x10partition_graphs\x18\x03 \x03(\x0b\x32\x15.tensorweave.GraphDef\x12@\n\x0f\x66unction_graphs\x18\x04 \x03(\x0b\x32\'.tensorweave.RunMetadata.FunctionGraphs\x1a\xb0\x01\n\x0e\x46unctionGraphs\x12/\n\x10partition_graphs\x18\x01 \x03(\x0b\x32\x15.tensorweave.GraphDef\x12\x35\n\x16pre_optimization_graph\x18\x02 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12\x36\n\x17post_optimization_graph\x18\x03 \x01(\x0b\x32\x15.tensorweave.GraphDefb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,36 +36,58 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._loaded_options = None
   _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_options = b'8\001'
-  _globals['_GPUOPTIONS']._serialized_start=98
-  _globals['_GPUOPTIONS']._serialized_end=202
-  _globals['_GRAPHOPTIONS']._serialized_start=205
-  _globals['_GRAPHOPTIONS']._serialized_end=336
-  _globals['_CONFIGPROTO']._serialized_start=339
-  _globals['_CONFIGPROTO']._serialized_end=848
-  _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_start=798
-  _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_end=848
-  _globals['_RUNOPTIONS']._serialized_start=851
-  _globals['_RUNOPTIONS']._serialized_end=1134
-  _globals['_RUNOPTIONS_TRACELEVEL']._serialized_start=1052
-  _globals['_RUNOPTIONS_TRACELEVEL']._serialized_end=1134
-  _globals['_ALLOCATIONDESCRIPTION']._serialized_start=1137
-  _globals['_ALLOCATIONDESCRIPTION']._serialized_end=1300
-  _globals['_TENSORDESCRIPTION']._serialized_start=1303
-  _globals['_TENSORDESCRIPTION']._serialized_end=1474
-  _globals['_ALLOCATIONRECORD']._serialized_start=1476
-  _globals['_ALLOCATIONRECORD']._serialized_end=1537
-  _globals['_ALLOCATORMEMORYUSED']._serialized_start=1540
-  _globals['_ALLOCATORMEMORYUSED']._serialized_end=1737
-  _globals['_NODEOUTPUT']._serialized_start=1739
-  _globals['_NODEOUTPUT']._serialized_end=1825
-  _globals['_MEMORYSTATS']._serialized_start=1827
-  _globals['_MEMORYSTATS']._serialized_end=1935
-  _globals['_NODEEXECSTATS']._serialized_start=1938
-  _globals['_NODEEXECSTATS']._serialized_end=2353
-  _globals['_DEVICESTEPSTATS']._serialized_start=2355
-  _globals['_DEVICESTEPSTATS']._serialized_end=2436
-  _globals['_STEPSTATS']._serialized_start=2438
-  _globals['_STEPSTATS']._serialized_end=2498
-  _globals['_RUNMETADATA']._serialized_start=2500
-  _globals['_RUNMETADATA']._serialized_end=2606
+  _globals['_GPUOPTIONS']._serialized_start=191
+  _globals['_GPUOPTIONS']._serialized_end=888
+  _globals['_GPUOPTIONS_EXPERIMENTAL']._serialized_start=519
+  _globals['_GPUOPTIONS_EXPERIMENTAL']._serialized_end=888
+  _globals['_GPUOPTIONS_EXPERIMENTAL_VIRTUALDEVICES']._serialized_start=847
+  _globals['_GPUOPTIONS_EXPERIMENTAL_VIRTUALDEVICES']._serialized_end=888
+  _globals['_OPTIMIZEROPTIONS']._serialized_start=891
+  _globals['_OPTIMIZEROPTIONS']._serialized_end=1282
+  _globals['_OPTIMIZEROPTIONS_LEVEL']._serialized_start=1181
+  _globals['_OPTIMIZEROPTIONS_LEVEL']._serialized_end=1213
+  _globals['_OPTIMIZEROPTIONS_GLOBALJITLEVEL']._serialized_start=1215
+  _globals['_OPTIMIZEROPTIONS_GLOBALJITLEVEL']._serialized_end=1282
+  _globals['_GRAPHOPTIONS']._serialized_start=1285
+  _globals['_GRAPHOPTIONS']._serialized_end=1653
+  _globals['_THREADPOOLOPTIONPROTO']._serialized_start=1655
+  _globals['_THREADPOOLOPTIONPROTO']._serialized_end=1720
+  _globals['_RPCOPTIONS']._serialized_start=1723
+  _globals['_RPCOPTIONS']._serialized_end=1903
+  _globals['_SESSIONMETADATA']._serialized_start=1905
+  _globals['_SESSIONMETADATA']._serialized_end=1953
+  _globals['_CONFIGPROTO']._serialized_start=1956
+  _globals['_CONFIGPROTO']._serialized_end=3082
+  _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_start=2596
+  _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_end=2646
+  _globals['_CONFIGPROTO_EXPERIMENTAL']._serialized_start=2649
+  _globals['_CONFIGPROTO_EXPERIMENTAL']._serialized_end=3082
+  _globals['_RUNOPTIONS']._serialized_start=3085
+  _globals['_RUNOPTIONS']._serialized_end=3560
+  _globals['_RUNOPTIONS_EXPERIMENTAL']._serialized_start=3396
+  _globals['_RUNOPTIONS_EXPERIMENTAL']._serialized_end=3470
+  _globals['_RUNOPTIONS_TRACELEVEL']._serialized_start=3472
+  _globals['_RUNOPTIONS_TRACELEVEL']._serialized_end=3554
+  _globals['_ALLOCATIONDESCRIPTION']._serialized_start=3563
+  _globals['_ALLOCATIONDESCRIPTION']._serialized_end=3726
+  _globals['_TENSORDESCRIPTION']._serialized_start=3729
+  _globals['_TENSORDESCRIPTION']._serialized_end=3900
+  _globals['_ALLOCATIONRECORD']._serialized_start=3902
+  _globals['_ALLOCATIONRECORD']._serialized_end=3963
+  _globals['_ALLOCATORMEMORYUSED']._serialized_start=3966
+  _globals['_ALLOCATORMEMORYUSED']._serialized_end=4163
+  _globals['_NODEOUTPUT']._serialized_start=4165
+  _globals['_NODEOUTPUT']._serialized_end=4251
+  _globals['_MEMORYSTATS']._serialized_start=4253
+  _globals['_MEMORYSTATS']._serialized_end=4361
+  _globals['_NODEEXECSTATS']._serialized_start=4364
+  _globals['_NODEEXECSTATS']._serialized_end=4779
+  _globals['_DEVICESTEPSTATS']._serialized_start=4781
+  _globals['_DEVICESTEPSTATS']._serialized_end=4862
+  _globals['_STEPSTATS']._serialized_start=4864
+  _globals['_STEPSTATS']._serialized_end=4924
+  _globals['_RUNMETADATA']._serialized_start=4927
+  _globals['_RUNMETADATA']._serialized_end=5278
+  _globals['_RUNMETADATA_FUNCTIONGRAPHS']._serialized_start=5102
+  _globals['_RUNMETADATA_FUNCTIONGRAPHS']._serialized_end=5278
 # @@protoc_insertion_point(module_scope)

@@ -8,7 +8,9 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from tensorweave.framework.proto import debug_pb2 as _debug_pb2
 from tensorweave.framework.proto import graph_pb2 as _graph_pb2
+from tensorweave.framework.proto import rewriter_config_pb2 as _rewriter_config_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -24,57 +26,301 @@ DESCRIPTOR: _descriptor.FileDescriptor
 class GPUOptions(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class Experimental(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        @_typing.final
+        class VirtualDevices(_message.Message):
+            DESCRIPTOR: _descriptor.Descriptor
+
+            MEMORY_LIMIT_MB_FIELD_NUMBER: _builtins.int
+            @_builtins.property
+            def memory_limit_mb(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+            def __init__(
+                self,
+                *,
+                memory_limit_mb: _abc.Iterable[_builtins.float] | None = ...,
+            ) -> None: ...
+            _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+            def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+            _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_limit_mb", b"memory_limit_mb"]  # noqa: Y015
+            def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+            def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+        VIRTUAL_DEVICES_FIELD_NUMBER: _builtins.int
+        USE_UNIFIED_MEMORY_FIELD_NUMBER: _builtins.int
+        NUM_DEV_TO_DEV_COPY_STREAMS_FIELD_NUMBER: _builtins.int
+        COLLECTIVE_RING_ORDER_FIELD_NUMBER: _builtins.int
+        TIMESTAMPED_ALLOCATOR_FIELD_NUMBER: _builtins.int
+        KERNEL_TRACKER_MAX_INTERVAL_FIELD_NUMBER: _builtins.int
+        KERNEL_TRACKER_MAX_BYTES_FIELD_NUMBER: _builtins.int
+        KERNEL_TRACKER_MAX_PENDING_FIELD_NUMBER: _builtins.int
+        use_unified_memory: _builtins.bool
+        num_dev_to_dev_copy_streams: _builtins.int
+        collective_ring_order: _builtins.str
+        timestamped_allocator: _builtins.bool
+        kernel_tracker_max_interval: _builtins.int
+        kernel_tracker_max_bytes: _builtins.int
+        kernel_tracker_max_pending: _builtins.int
+        @_builtins.property
+        def virtual_devices(self) -> _containers.RepeatedCompositeFieldContainer[Global___GPUOptions.Experimental.VirtualDevices]: ...
+        def __init__(
+            self,
+            *,
+            virtual_devices: _abc.Iterable[Global___GPUOptions.Experimental.VirtualDevices] | None = ...,
+            use_unified_memory: _builtins.bool = ...,
+            num_dev_to_dev_copy_streams: _builtins.int = ...,
+            collective_ring_order: _builtins.str = ...,
+            timestamped_allocator: _builtins.bool = ...,
+            kernel_tracker_max_interval: _builtins.int = ...,
+            kernel_tracker_max_bytes: _builtins.int = ...,
+            kernel_tracker_max_pending: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["collective_ring_order", b"collective_ring_order", "kernel_tracker_max_bytes", b"kernel_tracker_max_bytes", "kernel_tracker_max_interval", b"kernel_tracker_max_interval", "kernel_tracker_max_pending", b"kernel_tracker_max_pending", "num_dev_to_dev_copy_streams", b"num_dev_to_dev_copy_streams", "timestamped_allocator", b"timestamped_allocator", "use_unified_memory", b"use_unified_memory", "virtual_devices", b"virtual_devices"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     PER_PROCESS_GPU_MEMORY_FRACTION_FIELD_NUMBER: _builtins.int
     ALLOW_GROWTH_FIELD_NUMBER: _builtins.int
+    ALLOCATOR_TYPE_FIELD_NUMBER: _builtins.int
+    DEFERRED_DELETION_BYTES_FIELD_NUMBER: _builtins.int
     VISIBLE_DEVICE_LIST_FIELD_NUMBER: _builtins.int
+    POLLING_ACTIVE_DELAY_USECS_FIELD_NUMBER: _builtins.int
+    POLLING_INACTIVE_DELAY_MSECS_FIELD_NUMBER: _builtins.int
+    FORCE_GPU_COMPATIBLE_FIELD_NUMBER: _builtins.int
+    EXPERIMENTAL_FIELD_NUMBER: _builtins.int
     per_process_gpu_memory_fraction: _builtins.float
     allow_growth: _builtins.bool
+    allocator_type: _builtins.str
+    deferred_deletion_bytes: _builtins.int
     visible_device_list: _builtins.str
+    polling_active_delay_usecs: _builtins.int
+    polling_inactive_delay_msecs: _builtins.int
+    force_gpu_compatible: _builtins.bool
+    @_builtins.property
+    def experimental(self) -> Global___GPUOptions.Experimental: ...
     def __init__(
         self,
         *,
         per_process_gpu_memory_fraction: _builtins.float = ...,
         allow_growth: _builtins.bool = ...,
+        allocator_type: _builtins.str = ...,
+        deferred_deletion_bytes: _builtins.int = ...,
         visible_device_list: _builtins.str = ...,
+        polling_active_delay_usecs: _builtins.int = ...,
+        polling_inactive_delay_msecs: _builtins.int = ...,
+        force_gpu_compatible: _builtins.bool = ...,
+        experimental: Global___GPUOptions.Experimental | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["experimental", b"experimental"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_growth", b"allow_growth", "per_process_gpu_memory_fraction", b"per_process_gpu_memory_fraction", "visible_device_list", b"visible_device_list"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allocator_type", b"allocator_type", "allow_growth", b"allow_growth", "deferred_deletion_bytes", b"deferred_deletion_bytes", "experimental", b"experimental", "force_gpu_compatible", b"force_gpu_compatible", "per_process_gpu_memory_fraction", b"per_process_gpu_memory_fraction", "polling_active_delay_usecs", b"polling_active_delay_usecs", "polling_inactive_delay_msecs", b"polling_inactive_delay_msecs", "visible_device_list", b"visible_device_list"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GPUOptions: _TypeAlias = GPUOptions  # noqa: Y015
 
 @_typing.final
+class OptimizerOptions(_message.Message):
+    """Graph-level optimizations (constant folding, CSE, inlining, XLA's jit level): they
+    change how a graph runs, not what it computes.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    class _Level:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _LevelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[OptimizerOptions._Level.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        L1: OptimizerOptions._Level.ValueType  # 0
+        L0: OptimizerOptions._Level.ValueType  # -1
+
+    class Level(_Level, metaclass=_LevelEnumTypeWrapper): ...
+    L1: OptimizerOptions.Level.ValueType  # 0
+    L0: OptimizerOptions.Level.ValueType  # -1
+
+    class _GlobalJitLevel:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _GlobalJitLevelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[OptimizerOptions._GlobalJitLevel.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        DEFAULT: OptimizerOptions._GlobalJitLevel.ValueType  # 0
+        OFF: OptimizerOptions._GlobalJitLevel.ValueType  # -1
+        ON_1: OptimizerOptions._GlobalJitLevel.ValueType  # 1
+        ON_2: OptimizerOptions._GlobalJitLevel.ValueType  # 2
+
+    class GlobalJitLevel(_GlobalJitLevel, metaclass=_GlobalJitLevelEnumTypeWrapper): ...
+    DEFAULT: OptimizerOptions.GlobalJitLevel.ValueType  # 0
+    OFF: OptimizerOptions.GlobalJitLevel.ValueType  # -1
+    ON_1: OptimizerOptions.GlobalJitLevel.ValueType  # 1
+    ON_2: OptimizerOptions.GlobalJitLevel.ValueType  # 2
+
+    DO_COMMON_SUBEXPRESSION_ELIMINATION_FIELD_NUMBER: _builtins.int
+    DO_CONSTANT_FOLDING_FIELD_NUMBER: _builtins.int
+    MAX_FOLDED_CONSTANT_IN_BYTES_FIELD_NUMBER: _builtins.int
+    DO_FUNCTION_INLINING_FIELD_NUMBER: _builtins.int
+    OPT_LEVEL_FIELD_NUMBER: _builtins.int
+    GLOBAL_JIT_LEVEL_FIELD_NUMBER: _builtins.int
+    do_common_subexpression_elimination: _builtins.bool
+    do_constant_folding: _builtins.bool
+    max_folded_constant_in_bytes: _builtins.int
+    do_function_inlining: _builtins.bool
+    opt_level: Global___OptimizerOptions.Level.ValueType
+    global_jit_level: Global___OptimizerOptions.GlobalJitLevel.ValueType
+    def __init__(
+        self,
+        *,
+        do_common_subexpression_elimination: _builtins.bool = ...,
+        do_constant_folding: _builtins.bool = ...,
+        max_folded_constant_in_bytes: _builtins.int = ...,
+        do_function_inlining: _builtins.bool = ...,
+        opt_level: Global___OptimizerOptions.Level.ValueType = ...,
+        global_jit_level: Global___OptimizerOptions.GlobalJitLevel.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["do_common_subexpression_elimination", b"do_common_subexpression_elimination", "do_constant_folding", b"do_constant_folding", "do_function_inlining", b"do_function_inlining", "global_jit_level", b"global_jit_level", "max_folded_constant_in_bytes", b"max_folded_constant_in_bytes", "opt_level", b"opt_level"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OptimizerOptions: _TypeAlias = OptimizerOptions  # noqa: Y015
+
+@_typing.final
 class GraphOptions(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ENABLE_RECV_SCHEDULING_FIELD_NUMBER: _builtins.int
+    OPTIMIZER_OPTIONS_FIELD_NUMBER: _builtins.int
+    BUILD_COST_MODEL_FIELD_NUMBER: _builtins.int
+    BUILD_COST_MODEL_AFTER_FIELD_NUMBER: _builtins.int
+    INFER_SHAPES_FIELD_NUMBER: _builtins.int
     PLACE_PRUNED_GRAPH_FIELD_NUMBER: _builtins.int
     ENABLE_BFLOAT16_SENDRECV_FIELD_NUMBER: _builtins.int
     TIMELINE_STEP_FIELD_NUMBER: _builtins.int
+    REWRITE_OPTIONS_FIELD_NUMBER: _builtins.int
     enable_recv_scheduling: _builtins.bool
+    build_cost_model: _builtins.int
+    build_cost_model_after: _builtins.int
+    infer_shapes: _builtins.bool
     place_pruned_graph: _builtins.bool
     enable_bfloat16_sendrecv: _builtins.bool
     timeline_step: _builtins.int
+    @_builtins.property
+    def optimizer_options(self) -> Global___OptimizerOptions: ...
+    @_builtins.property
+    def rewrite_options(self) -> _rewriter_config_pb2.RewriterConfig: ...
     def __init__(
         self,
         *,
         enable_recv_scheduling: _builtins.bool = ...,
+        optimizer_options: Global___OptimizerOptions | None = ...,
+        build_cost_model: _builtins.int = ...,
+        build_cost_model_after: _builtins.int = ...,
+        infer_shapes: _builtins.bool = ...,
         place_pruned_graph: _builtins.bool = ...,
         enable_bfloat16_sendrecv: _builtins.bool = ...,
         timeline_step: _builtins.int = ...,
+        rewrite_options: _rewriter_config_pb2.RewriterConfig | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["optimizer_options", b"optimizer_options", "rewrite_options", b"rewrite_options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["enable_bfloat16_sendrecv", b"enable_bfloat16_sendrecv", "enable_recv_scheduling", b"enable_recv_scheduling", "place_pruned_graph", b"place_pruned_graph", "timeline_step", b"timeline_step"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_cost_model", b"build_cost_model", "build_cost_model_after", b"build_cost_model_after", "enable_bfloat16_sendrecv", b"enable_bfloat16_sendrecv", "enable_recv_scheduling", b"enable_recv_scheduling", "infer_shapes", b"infer_shapes", "optimizer_options", b"optimizer_options", "place_pruned_graph", b"place_pruned_graph", "rewrite_options", b"rewrite_options", "timeline_step", b"timeline_step"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GraphOptions: _TypeAlias = GraphOptions  # noqa: Y015
 
 @_typing.final
+class ThreadPoolOptionProto(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NUM_THREADS_FIELD_NUMBER: _builtins.int
+    GLOBAL_NAME_FIELD_NUMBER: _builtins.int
+    num_threads: _builtins.int
+    global_name: _builtins.str
+    def __init__(
+        self,
+        *,
+        num_threads: _builtins.int = ...,
+        global_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["global_name", b"global_name", "num_threads", b"num_threads"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ThreadPoolOptionProto: _TypeAlias = ThreadPoolOptionProto  # noqa: Y015
+
+@_typing.final
+class RPCOptions(_message.Message):
+    """How a session talks to its master. Sessions with a "grpc://" target always go
+    through RPC (use_rpc_for_inprocess_master is what they do anyway).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USE_RPC_FOR_INPROCESS_MASTER_FIELD_NUMBER: _builtins.int
+    COMPRESSION_ALGORITHM_FIELD_NUMBER: _builtins.int
+    COMPRESSION_LEVEL_FIELD_NUMBER: _builtins.int
+    CACHE_RPC_RESPONSE_FIELD_NUMBER: _builtins.int
+    DISABLE_SESSION_CONNECTION_SHARING_FIELD_NUMBER: _builtins.int
+    use_rpc_for_inprocess_master: _builtins.bool
+    compression_algorithm: _builtins.str
+    compression_level: _builtins.int
+    cache_rpc_response: _builtins.bool
+    disable_session_connection_sharing: _builtins.bool
+    def __init__(
+        self,
+        *,
+        use_rpc_for_inprocess_master: _builtins.bool = ...,
+        compression_algorithm: _builtins.str = ...,
+        compression_level: _builtins.int = ...,
+        cache_rpc_response: _builtins.bool = ...,
+        disable_session_connection_sharing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_rpc_response", b"cache_rpc_response", "compression_algorithm", b"compression_algorithm", "compression_level", b"compression_level", "disable_session_connection_sharing", b"disable_session_connection_sharing", "use_rpc_for_inprocess_master", b"use_rpc_for_inprocess_master"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RPCOptions: _TypeAlias = RPCOptions  # noqa: Y015
+
+@_typing.final
+class SessionMetadata(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    version: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SessionMetadata: _TypeAlias = SessionMetadata  # noqa: Y015
+
+@_typing.final
 class ConfigProto(_message.Message):
+    """TF's field 14 (cluster_def, a tensorflow.ClusterDef) is left out: the cluster
+    messages live in the distributed layer above this one.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     @_typing.final
@@ -97,10 +343,59 @@ class ConfigProto(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class Experimental(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        COLLECTIVE_GROUP_LEADER_FIELD_NUMBER: _builtins.int
+        EXECUTOR_TYPE_FIELD_NUMBER: _builtins.int
+        RECV_BUF_MAX_CHUNK_FIELD_NUMBER: _builtins.int
+        USE_NUMA_AFFINITY_FIELD_NUMBER: _builtins.int
+        COLLECTIVE_DETERMINISTIC_SEQUENTIAL_EXECUTION_FIELD_NUMBER: _builtins.int
+        COLLECTIVE_NCCL_FIELD_NUMBER: _builtins.int
+        SHARE_SESSION_STATE_IN_CLUSTERSPEC_PROPAGATION_FIELD_NUMBER: _builtins.int
+        DISABLE_THREAD_SPINNING_FIELD_NUMBER: _builtins.int
+        SHARE_CLUSTER_DEVICES_IN_SESSION_FIELD_NUMBER: _builtins.int
+        SESSION_METADATA_FIELD_NUMBER: _builtins.int
+        OPTIMIZE_FOR_STATIC_GRAPH_FIELD_NUMBER: _builtins.int
+        collective_group_leader: _builtins.str
+        executor_type: _builtins.str
+        recv_buf_max_chunk: _builtins.int
+        use_numa_affinity: _builtins.bool
+        collective_deterministic_sequential_execution: _builtins.bool
+        collective_nccl: _builtins.bool
+        share_session_state_in_clusterspec_propagation: _builtins.bool
+        disable_thread_spinning: _builtins.bool
+        share_cluster_devices_in_session: _builtins.bool
+        optimize_for_static_graph: _builtins.bool
+        @_builtins.property
+        def session_metadata(self) -> Global___SessionMetadata: ...
+        def __init__(
+            self,
+            *,
+            collective_group_leader: _builtins.str = ...,
+            executor_type: _builtins.str = ...,
+            recv_buf_max_chunk: _builtins.int = ...,
+            use_numa_affinity: _builtins.bool = ...,
+            collective_deterministic_sequential_execution: _builtins.bool = ...,
+            collective_nccl: _builtins.bool = ...,
+            share_session_state_in_clusterspec_propagation: _builtins.bool = ...,
+            disable_thread_spinning: _builtins.bool = ...,
+            share_cluster_devices_in_session: _builtins.bool = ...,
+            session_metadata: Global___SessionMetadata | None = ...,
+            optimize_for_static_graph: _builtins.bool = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["session_metadata", b"session_metadata"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["collective_deterministic_sequential_execution", b"collective_deterministic_sequential_execution", "collective_group_leader", b"collective_group_leader", "collective_nccl", b"collective_nccl", "disable_thread_spinning", b"disable_thread_spinning", "executor_type", b"executor_type", "optimize_for_static_graph", b"optimize_for_static_graph", "recv_buf_max_chunk", b"recv_buf_max_chunk", "session_metadata", b"session_metadata", "share_cluster_devices_in_session", b"share_cluster_devices_in_session", "share_session_state_in_clusterspec_propagation", b"share_session_state_in_clusterspec_propagation", "use_numa_affinity", b"use_numa_affinity"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     DEVICE_COUNT_FIELD_NUMBER: _builtins.int
     INTRA_OP_PARALLELISM_THREADS_FIELD_NUMBER: _builtins.int
     INTER_OP_PARALLELISM_THREADS_FIELD_NUMBER: _builtins.int
     USE_PER_SESSION_THREADS_FIELD_NUMBER: _builtins.int
+    SESSION_INTER_OP_THREAD_POOL_FIELD_NUMBER: _builtins.int
     PLACEMENT_PERIOD_FIELD_NUMBER: _builtins.int
     DEVICE_FILTERS_FIELD_NUMBER: _builtins.int
     GPU_OPTIONS_FIELD_NUMBER: _builtins.int
@@ -108,7 +403,9 @@ class ConfigProto(_message.Message):
     LOG_DEVICE_PLACEMENT_FIELD_NUMBER: _builtins.int
     GRAPH_OPTIONS_FIELD_NUMBER: _builtins.int
     OPERATION_TIMEOUT_IN_MS_FIELD_NUMBER: _builtins.int
+    RPC_OPTIONS_FIELD_NUMBER: _builtins.int
     ISOLATE_SESSION_STATE_FIELD_NUMBER: _builtins.int
+    EXPERIMENTAL_FIELD_NUMBER: _builtins.int
     intra_op_parallelism_threads: _builtins.int
     inter_op_parallelism_threads: _builtins.int
     use_per_session_threads: _builtins.bool
@@ -120,11 +417,17 @@ class ConfigProto(_message.Message):
     @_builtins.property
     def device_count(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]: ...
     @_builtins.property
+    def session_inter_op_thread_pool(self) -> _containers.RepeatedCompositeFieldContainer[Global___ThreadPoolOptionProto]: ...
+    @_builtins.property
     def device_filters(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def gpu_options(self) -> Global___GPUOptions: ...
     @_builtins.property
     def graph_options(self) -> Global___GraphOptions: ...
+    @_builtins.property
+    def rpc_options(self) -> Global___RPCOptions: ...
+    @_builtins.property
+    def experimental(self) -> Global___ConfigProto.Experimental: ...
     def __init__(
         self,
         *,
@@ -132,6 +435,7 @@ class ConfigProto(_message.Message):
         intra_op_parallelism_threads: _builtins.int = ...,
         inter_op_parallelism_threads: _builtins.int = ...,
         use_per_session_threads: _builtins.bool = ...,
+        session_inter_op_thread_pool: _abc.Iterable[Global___ThreadPoolOptionProto] | None = ...,
         placement_period: _builtins.int = ...,
         device_filters: _abc.Iterable[_builtins.str] | None = ...,
         gpu_options: Global___GPUOptions | None = ...,
@@ -139,11 +443,13 @@ class ConfigProto(_message.Message):
         log_device_placement: _builtins.bool = ...,
         graph_options: Global___GraphOptions | None = ...,
         operation_timeout_in_ms: _builtins.int = ...,
+        rpc_options: Global___RPCOptions | None = ...,
         isolate_session_state: _builtins.bool = ...,
+        experimental: Global___ConfigProto.Experimental | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["gpu_options", b"gpu_options", "graph_options", b"graph_options"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["experimental", b"experimental", "gpu_options", b"gpu_options", "graph_options", b"graph_options", "rpc_options", b"rpc_options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_soft_placement", b"allow_soft_placement", "device_count", b"device_count", "device_filters", b"device_filters", "gpu_options", b"gpu_options", "graph_options", b"graph_options", "inter_op_parallelism_threads", b"inter_op_parallelism_threads", "intra_op_parallelism_threads", b"intra_op_parallelism_threads", "isolate_session_state", b"isolate_session_state", "log_device_placement", b"log_device_placement", "operation_timeout_in_ms", b"operation_timeout_in_ms", "placement_period", b"placement_period", "use_per_session_threads", b"use_per_session_threads"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_soft_placement", b"allow_soft_placement", "device_count", b"device_count", "device_filters", b"device_filters", "experimental", b"experimental", "gpu_options", b"gpu_options", "graph_options", b"graph_options", "inter_op_parallelism_threads", b"inter_op_parallelism_threads", "intra_op_parallelism_threads", b"intra_op_parallelism_threads", "isolate_session_state", b"isolate_session_state", "log_device_placement", b"log_device_placement", "operation_timeout_in_ms", b"operation_timeout_in_ms", "placement_period", b"placement_period", "rpc_options", b"rpc_options", "session_inter_op_thread_pool", b"session_inter_op_thread_pool", "use_per_session_threads", b"use_per_session_threads"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -170,16 +476,42 @@ class RunOptions(_message.Message):
     HARDWARE_TRACE: RunOptions.TraceLevel.ValueType  # 2
     FULL_TRACE: RunOptions.TraceLevel.ValueType  # 3
 
+    @_typing.final
+    class Experimental(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        COLLECTIVE_GRAPH_KEY_FIELD_NUMBER: _builtins.int
+        USE_RUN_HANDLER_POOL_FIELD_NUMBER: _builtins.int
+        collective_graph_key: _builtins.int
+        use_run_handler_pool: _builtins.bool
+        def __init__(
+            self,
+            *,
+            collective_graph_key: _builtins.int = ...,
+            use_run_handler_pool: _builtins.bool = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["collective_graph_key", b"collective_graph_key", "use_run_handler_pool", b"use_run_handler_pool"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     TRACE_LEVEL_FIELD_NUMBER: _builtins.int
     TIMEOUT_IN_MS_FIELD_NUMBER: _builtins.int
     INTER_OP_THREAD_POOL_FIELD_NUMBER: _builtins.int
     OUTPUT_PARTITION_GRAPHS_FIELD_NUMBER: _builtins.int
+    DEBUG_OPTIONS_FIELD_NUMBER: _builtins.int
     REPORT_TENSOR_ALLOCATIONS_UPON_OOM_FIELD_NUMBER: _builtins.int
+    EXPERIMENTAL_FIELD_NUMBER: _builtins.int
     trace_level: Global___RunOptions.TraceLevel.ValueType
     timeout_in_ms: _builtins.int
     inter_op_thread_pool: _builtins.int
     output_partition_graphs: _builtins.bool
     report_tensor_allocations_upon_oom: _builtins.bool
+    @_builtins.property
+    def debug_options(self) -> _debug_pb2.DebugOptions: ...
+    @_builtins.property
+    def experimental(self) -> Global___RunOptions.Experimental: ...
     def __init__(
         self,
         *,
@@ -187,11 +519,13 @@ class RunOptions(_message.Message):
         timeout_in_ms: _builtins.int = ...,
         inter_op_thread_pool: _builtins.int = ...,
         output_partition_graphs: _builtins.bool = ...,
+        debug_options: _debug_pb2.DebugOptions | None = ...,
         report_tensor_allocations_upon_oom: _builtins.bool = ...,
+        experimental: Global___RunOptions.Experimental | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["debug_options", b"debug_options", "experimental", b"experimental"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inter_op_thread_pool", b"inter_op_thread_pool", "output_partition_graphs", b"output_partition_graphs", "report_tensor_allocations_upon_oom", b"report_tensor_allocations_upon_oom", "timeout_in_ms", b"timeout_in_ms", "trace_level", b"trace_level"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["debug_options", b"debug_options", "experimental", b"experimental", "inter_op_thread_pool", b"inter_op_thread_pool", "output_partition_graphs", b"output_partition_graphs", "report_tensor_allocations_upon_oom", b"report_tensor_allocations_upon_oom", "timeout_in_ms", b"timeout_in_ms", "trace_level", b"trace_level"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -470,23 +804,55 @@ Global___StepStats: _TypeAlias = StepStats  # noqa: Y015
 
 @_typing.final
 class RunMetadata(_message.Message):
+    """TF's field 2 (cost_graph, a CostGraphDef) is left out: no cost model is built."""
+
     DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class FunctionGraphs(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        PARTITION_GRAPHS_FIELD_NUMBER: _builtins.int
+        PRE_OPTIMIZATION_GRAPH_FIELD_NUMBER: _builtins.int
+        POST_OPTIMIZATION_GRAPH_FIELD_NUMBER: _builtins.int
+        @_builtins.property
+        def partition_graphs(self) -> _containers.RepeatedCompositeFieldContainer[_graph_pb2.GraphDef]: ...
+        @_builtins.property
+        def pre_optimization_graph(self) -> _graph_pb2.GraphDef: ...
+        @_builtins.property
+        def post_optimization_graph(self) -> _graph_pb2.GraphDef: ...
+        def __init__(
+            self,
+            *,
+            partition_graphs: _abc.Iterable[_graph_pb2.GraphDef] | None = ...,
+            pre_optimization_graph: _graph_pb2.GraphDef | None = ...,
+            post_optimization_graph: _graph_pb2.GraphDef | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["post_optimization_graph", b"post_optimization_graph", "pre_optimization_graph", b"pre_optimization_graph"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["partition_graphs", b"partition_graphs", "post_optimization_graph", b"post_optimization_graph", "pre_optimization_graph", b"pre_optimization_graph"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
 
     STEP_STATS_FIELD_NUMBER: _builtins.int
     PARTITION_GRAPHS_FIELD_NUMBER: _builtins.int
+    FUNCTION_GRAPHS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def step_stats(self) -> Global___StepStats: ...
     @_builtins.property
     def partition_graphs(self) -> _containers.RepeatedCompositeFieldContainer[_graph_pb2.GraphDef]: ...
+    @_builtins.property
+    def function_graphs(self) -> _containers.RepeatedCompositeFieldContainer[Global___RunMetadata.FunctionGraphs]: ...
     def __init__(
         self,
         *,
         step_stats: Global___StepStats | None = ...,
         partition_graphs: _abc.Iterable[_graph_pb2.GraphDef] | None = ...,
+        function_graphs: _abc.Iterable[Global___RunMetadata.FunctionGraphs] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["step_stats", b"step_stats"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["partition_graphs", b"partition_graphs", "step_stats", b"step_stats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["function_graphs", b"function_graphs", "partition_graphs", b"partition_graphs", "step_stats", b"step_stats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
