@@ -151,3 +151,32 @@ def test_saver_round_trips_a_resource_variable(tmp_path):
 def test_constraint_must_be_callable():
     with pytest.raises(ValueError, match="must be a callable"):
         ResourceVariable(1.0, constraint=3.0)
+
+
+def test_caching_device_places_the_read_there():
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable([1.0], caching_device="/job:worker/task:1", name="v")
+    assert v.device == "/job:ps/task:0"
+    assert v.value().device == "/job:worker/task:1"
+    with tf.variable_scope("s", caching_device="/job:worker/task:2"):
+        w = tf.get_variable("w", [1], use_resource=True)
+        u = tf.get_variable("u", [1], caching_device="/job:worker/task:3")
+    assert w.value().device == "/job:worker/task:2"
+    assert u.value().device == "/job:worker/task:3"
+
+
+@pytest.mark.cluster_shape(ps=1, workers=1)
+def test_cached_reads_train_across_tasks(inprocess_cluster):
+    _, servers = inprocess_cluster
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            ref = tf.Variable([1.0, 2.0], caching_device="/job:worker/task:0")
+            res = ResourceVariable([1.0, 2.0], caching_device="/job:worker/task:0")
+        with tf.device("/job:worker/task:0"):
+            loss = tf.reduce_sum(ref * ref) + tf.reduce_sum(res * res)
+            train = tf.train.GradientDescentOptimizer(0.25).minimize(loss)
+        with tf.Session(servers[("worker", 0)].target) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train)
+            for v in (ref, res):
+                np.testing.assert_allclose(sess.run(v.value()), [0.5, 1.0])

@@ -272,7 +272,8 @@ def get_partitioned_variable(store: Any, name: str, shape: Any, dtype: Any,
                              initializer: Any, regularizer: Any, trainable: bool,
                              collections: Any, reuse: Any, validate_shape: bool,
                              partitioner: Partitioner, use_resource: Any = None,
-                             constraint: Any = None) -> PartitionedVariable:
+                             constraint: Any = None,
+                             caching_device: Any = None) -> PartitionedVariable:
     """Gets or creates the PartitionedVariable `name` in `store` (a `_VariableStore`).
 
     Called by `VariableScope.get_variable` when a partitioner is set; each shard
@@ -325,7 +326,7 @@ def get_partitioned_variable(store: Any, name: str, shape: Any, dtype: Any,
             part_shape_arg = part_shape
         var = store.get_variable(part_name, part_shape_arg, dtype, part_init, regularizer,
                                  trainable, collections, reuse, validate_shape,
-                                 use_resource, constraint)
+                                 use_resource, constraint, caching_device)
         var._save_slice_info = SaveSliceInfo(name, full, offset, part_shape)
         parts.append(var)
     pv = PartitionedVariable(name, shape, dtype, parts, partitions)

@@ -23,7 +23,7 @@ from typing import Any
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import index_ops
-from tensorweave.ops.state import variables as _variables
+from tensorweave.ops.state import variable_meta as _meta
 from tensorweave.ops.state.variables import Variable
 
 
@@ -36,7 +36,8 @@ class ResourceVariable(Variable):
         trainable: also add it to TRAINABLE_VARIABLES (default True).
         collections: graph collections to add it to (default GLOBAL_VARIABLES).
         validate_shape: if False, the variable may later take other shapes.
-        caching_device: accepted for TF compatibility (reads run with the variable).
+        caching_device: where `value()` (the cached read) lives; default: with the
+            variable.
         name: the variable's name (made unique); default "Variable".
         dtype: converts the initial value to this dtype.
         variable_def: a VariableDef naming existing ops to wrap (nothing is created).
@@ -106,20 +107,20 @@ def enable_resource_variables() -> None:
     Example:
         >>> tf.enable_resource_variables()
     """
-    _variables.set_resource_variables_default(True)
+    _meta.set_resource_variables_default(True)
 
 
 def disable_resource_variables() -> None:
     """`tf.Variable` and `tf.get_variable` make ref variables again (the TF 1.x default)."""
-    _variables.set_resource_variables_default(False)
+    _meta.set_resource_variables_default(False)
 
 
 def resource_variables_enabled() -> bool:
     """Whether `tf.Variable` makes ResourceVariables by default."""
-    return _variables.resource_variables_default()
+    return _meta.resource_variables_default()
 
 
-_variables.register_resource_variable_class(ResourceVariable)
+_meta.register_resource_variable_class(ResourceVariable)
 
 __all__ = ["ResourceVariable", "is_resource_variable", "enable_resource_variables",
            "disable_resource_variables", "resource_variables_enabled"]

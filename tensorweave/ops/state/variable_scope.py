@@ -132,7 +132,7 @@ class VariableScope:
                     regularizer if regularizer is not None else self._regularizer,
                     trainable, collections, reuse, kwargs.get("validate_shape", True),
                     partitioner, self._use_resource_for(kwargs),
-                    self._constraint_for(kwargs))
+                    self._constraint_for(kwargs), self._caching_device_for(kwargs))
         with g.name_scope(None):  # variable names ignore the current name scope
             return _store(g).get_variable(
                 full, shape, dtype if dtype is not None else self._dtype,
@@ -140,11 +140,15 @@ class VariableScope:
                 regularizer if regularizer is not None else self._regularizer,
                 trainable, collections, reuse,
                 kwargs.get("validate_shape", True), self._use_resource_for(kwargs),
-                self._constraint_for(kwargs))
+                self._constraint_for(kwargs), self._caching_device_for(kwargs))
 
     def _use_resource_for(self, kwargs: dict[str, Any]) -> Any:
         given = kwargs.get("use_resource")
         return self._use_resource if given is None else given
+
+    def _caching_device_for(self, kwargs: dict[str, Any]) -> Any:
+        given = kwargs.get("caching_device")
+        return self._caching_device if given is None else given
 
     def _constraint_for(self, kwargs: dict[str, Any]) -> Any:
         given = kwargs.get("constraint")
@@ -310,7 +314,7 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
     return get_variable_scope().get_variable(
         name, shape, dtype, initializer, regularizer, trainable, collections,
         validate_shape=validate_shape, partitioner=partitioner,  # hook: partitioned vars
-        use_resource=use_resource, constraint=constraint)
+        use_resource=use_resource, constraint=constraint, caching_device=caching_device)
 
 
 def no_regularizer(_: Any) -> None:

@@ -13,7 +13,6 @@ Example:
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable
 
 from tensorweave.framework import dtypes as _dt
@@ -31,46 +30,16 @@ from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework.proto import meta_graph_pb2 as _mg_pb2
 
 
-# The class `tf.Variable(..., use_resource=True)` makes, and whether that is the default
-# (`tf.enable_resource_variables()`); set by ops/state/resource_variables.py, which
-# subclasses Variable and so cannot be imported from here.
-_RESOURCE: dict[str, Any] = {"class": None, "default": False}
-
-
-def register_resource_variable_class(cls: type) -> None:
-    """Makes `cls` what `tf.Variable(..., use_resource=True)` constructs."""
-    _RESOURCE["class"] = cls
-
-
-def set_resource_variables_default(enabled: bool) -> None:
-    """Whether `tf.Variable`/`tf.get_variable` make resource variables by default."""
-    _RESOURCE["default"] = bool(enabled)
-
-
-def resource_variables_default() -> bool:
-    return bool(_RESOURCE["default"])
-
-
-class _VariableMeta(type):
-    """`tf.Variable(...)` is TF 1.x's VariableV1: `use_resource=True` (or resource
-    variables enabled) makes a ResourceVariable, as TF's variable creator does."""
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls is Variable:
-            bound = _V1_SIGNATURE.bind(None, *args, **kwargs)
-            use_resource = bound.arguments.pop("use_resource", None)
-            if use_resource is None:
-                use_resource = _RESOURCE["default"]
-            resource_cls = _RESOURCE["class"]
-            if use_resource and resource_cls is not None:
-                bound.arguments.pop("self")
-                bound.arguments.pop("expected_shape", None)
-                return resource_cls(**bound.arguments)
-        return super().__call__(*args, **kwargs)
+# `tf.Variable(..., use_resource=True)` -> ResourceVariable: see variable_meta.py.
+from tensorweave.ops.state.variable_meta import (  # noqa: E402
+    VariableMeta as _VariableMeta, resource_variable_class)
 
 
 class Variable(metaclass=_VariableMeta):
     """A mutable tensor whose value persists across `Session.run` calls.
+
+    `tf.Variable` is TF 1.x's VariableV1: with `use_resource=True` (or after
+    `tf.enable_resource_variables()`) it makes a `ResourceVariable`.
 
     Args:
         initial_value: a Tensor or value convertible to one, or a callable
@@ -78,6 +47,8 @@ class Variable(metaclass=_VariableMeta):
         trainable: also add the variable to TRAINABLE_VARIABLES.
         collections: graph collections to add it to (default GLOBAL_VARIABLES).
         validate_shape: if False, the variable may later take other shapes.
+        caching_device: where `value()`, the read other ops use, lives (TF 1.x: e.g.
+            the worker, one copy per step); default: with the variable.
         name: the variable's name (made unique); default "Variable".
         variable_def: a VariableDef naming existing ops: wraps them (nothing is
             created), as `Variable.from_proto` does.
@@ -98,6 +69,7 @@ class Variable(metaclass=_VariableMeta):
     """
 
     __array_priority__ = 100
+    _V1_ENTRY = True  # calls of tf.Variable itself may make a ResourceVariable
 
     def __init__(self, initial_value: Any = None, trainable: bool = True,
                  collections: Any = None, validate_shape: bool = True,
@@ -124,12 +96,14 @@ class Variable(metaclass=_VariableMeta):
         # take those dependencies onto its op, initializer or read.
         with g.as_default(), g.control_dependencies(None):
             self._build(g, initial_value, True if trainable is None else trainable,
-                        collections, validate_shape, name, dtype, expected_shape, shape)
+                        collections, validate_shape, name, dtype, expected_shape, shape,
+                        caching_device)
         self._constraint = constraint
 
     def _build(self, g: Any, initial_value: Any, trainable: bool, collections: Any,
                validate_shape: bool, name: str | None, dtype: Any,
-               expected_shape: Any, static_shape: Any = None) -> None:
+               expected_shape: Any, static_shape: Any = None,
+               caching_device: Any = None) -> None:
         # Reserve the name without claiming it, build everything under "<name>/",
         # then create the VariableV2 op with exactly that name at the root scope.
         # A name ending in "/" is a scope's name, taken as is (TF: `tf.variable_scope`'s
@@ -174,7 +148,15 @@ class Variable(metaclass=_VariableMeta):
         with g.name_scope(vop.name + "/"), g.colocate_with(vop):
             self._initializer_op = state_ops.assign(
                 self._variable, init, validate_shape=validate_shape, name="Assign").op
-            self._snapshot = g.create_op("Identity", [self._variable], name="read").outputs[0]
+            if caching_device is None:
+                self._snapshot = g.create_op("Identity", [self._variable],
+                                             name="read").outputs[0]
+        if caching_device is not None:
+            # TF 1.x: the cached read lives on `caching_device` (e.g. the worker), so
+            # the ops that use the variable there read one copy per step.
+            with g.name_scope(vop.name + "/"), g.device(caching_device):
+                self._snapshot = g.create_op("Identity", [self._variable],
+                                             name="read").outputs[0]
         self._trainable = bool(trainable)
         if collections is None:
             collections = [GraphKeys.GLOBAL_VARIABLES]
@@ -328,8 +310,7 @@ class Variable(metaclass=_VariableMeta):
     def from_proto(variable_def: Any, import_scope: str | None = None) -> Variable:
         """The Variable over already imported ops named by `variable_def` (a
         ResourceVariable when the VariableDef says `is_resource`)."""
-        cls = _RESOURCE["class"] if variable_def.is_resource and _RESOURCE["class"] \
-            else Variable
+        cls = (resource_variable_class() if variable_def.is_resource else None) or Variable
         return _variable_def.variable_from_proto(cls, variable_def, import_scope)
 
 
@@ -376,7 +357,6 @@ def _current_read(v: Variable) -> Tensor:
 
 register_tensor_conversion_function(Variable, _to_tensor)
 VariableV1 = Variable
-_V1_SIGNATURE = inspect.signature(Variable.__init__)
 
 
 def _graph_for(initial_value: Any) -> Any:
