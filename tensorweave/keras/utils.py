@@ -1,4 +1,5 @@
-"""`tf.keras.utils`: numpy helpers for preparing data, `get_file` and `Progbar`.
+"""`tf.keras.utils`: numpy helpers for preparing data, `get_file`, `Progbar`,
+`get_source_inputs`.
 
 Example:
     >>> tf.keras.utils.to_categorical([0, 2], num_classes=3)
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave.keras.utils_data import get_file as get_file
+from tensorweave.keras.utils_layers import get_source_inputs as get_source_inputs
 from tensorweave.keras.utils_progbar import Progbar as Progbar
 
 
