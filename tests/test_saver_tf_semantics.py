@@ -104,3 +104,45 @@ def test_restoring_under_other_names_reports_the_missing_key(tmp_path):
     other = tf.train.Saver({"elsewhere": v})
     with pytest.raises(errors.NotFoundError, match="elsewhere not found in checkpoint"):
         other.restore(sess, prefix)
+
+
+@pytest.mark.parametrize("fmt", ["tensorweave", "tensorflow"])
+def test_reshape_on_restore_and_tf_mismatch_messages(tmp_path, fmt):
+    v = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], name="v")
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        prefix = tf.train.Saver(checkpoint_format=fmt).save(sess, str(tmp_path / "r"))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        w = tf.Variable(tf.zeros([3, 2]), name="v")
+        with pytest.raises(errors.InvalidArgumentError, match=(
+                "mismatch between the current graph and the graph(.|\n)*Assign requires "
+                "shapes of both tensors to match")):
+            tf.train.Saver(checkpoint_format=fmt).restore(sess, prefix)
+        tf.train.Saver(reshape=True, checkpoint_format=fmt).restore(sess, prefix)
+        assert sess.run(w).tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.Variable(tf.zeros([2, 3], tf.int32), name="v")
+        with pytest.raises(errors.InvalidArgumentError, match="original dtype"):
+            tf.train.Saver(checkpoint_format=fmt).restore(sess, prefix)
+
+
+def test_checkpoint_exists_takes_patterns_and_files_as_tf(tmp_path):
+    _v, saver, sess = _saved(tmp_path)
+    prefix = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=3)
+    assert tf.train.checkpoint_exists(prefix)
+    assert tf.train.checkpoint_exists(str(tmp_path / "model.ckpt-*"))
+    assert tf.train.checkpoint_exists(cm.meta_graph_filename(prefix))   # TF's V1 rule
+    assert not tf.train.checkpoint_exists(str(tmp_path / "other-*"))
+
+
+def test_empty_saver_writes_only_the_meta_graph_and_unstated_saves_are_untracked(tmp_path):
+    tf.constant(1, name="c")
+    empty = tf.train.Saver(allow_empty=True)
+    with tf.Session() as sess:
+        assert empty.save(sess, str(tmp_path / "e")) is None
+    assert os.path.exists(str(tmp_path / "e.meta"))
+    assert not cm.checkpoint_exists(str(tmp_path / "e"))
+    _v, saver, sess = _saved(tmp_path)
+    quiet = saver.save(sess, str(tmp_path / "q"), write_state=False)
+    assert saver.last_checkpoints == [] and cm.checkpoint_exists(quiet)
+    assert tf.train.get_checkpoint_state(str(tmp_path)) is None

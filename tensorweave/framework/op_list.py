@@ -15,7 +15,7 @@ from typing import Any
 
 from tensorweave.framework.op_def import registered_ops
 from tensorweave.framework.proto import graph_pb2, meta_graph_pb2
-from tensorweave.framework.tf_op_signatures import SIGNATURES
+from tensorweave.framework.tf_op_signatures import SIGNATURES, TF_OP_NAMES
 
 # Function-call plumbing TF accepts in a graph without a registered OpDef.
 _PLUMBING = ("_Arg", "_Retval", "_ListToArray", "_ArrayToList")
@@ -38,10 +38,13 @@ def ops_used_by_graph_def(graph_def: Any) -> list[str]:
 
 
 def op_def_proto(op_type: str) -> Any:
-    """The OpDef proto of a registered op (TF's interface where TensorFlow has the op).
+    """The OpDef proto of an op (TF's interface where TensorFlow has the op).
+
+    A TensorFlow op that tensorweave neither runs nor describes (one an export
+    lowered to) gets an OpDef with its name only.
 
     Raises:
-        ValueError: if no op `op_type` is registered.
+        ValueError: if `op_type` is neither registered here nor a TensorFlow op.
     """
     sig = SIGNATURES.get(op_type)
     proto = graph_pb2.OpDef(name=op_type)
@@ -54,7 +57,7 @@ def op_def_proto(op_type: str) -> Any:
     elif ours is not None:
         for spec in ours.inputs:
             proto.input_arg.add(name=spec.name, is_ref=spec.is_ref)
-    else:
+    elif op_type not in TF_OP_NAMES:   # (a TF op we do not run keeps just its name)
         raise ValueError(f"Op {op_type} is used by the graph, but is not registered in "
                          "tensorweave (nor a TensorFlow op it knows)")
     if ours is not None:

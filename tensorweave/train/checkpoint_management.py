@@ -8,6 +8,7 @@ Example:
 """
 from __future__ import annotations
 
+import glob
 import logging
 import os
 import re
@@ -306,7 +307,17 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
 
 
-checkpoint_exists = _io.checkpoint_exists
+def checkpoint_exists(checkpoint_prefix: str) -> bool:
+    """Whether a checkpoint exists at `checkpoint_prefix` (a glob pattern), as TF 1.x.
+
+    True if `<prefix>.index` matches a file, or, as TF's V1 rule, `prefix` itself
+    matches any file (so the `.meta` path of a checkpoint "exists" too).
+
+    Example:
+        >>> tf.train.checkpoint_exists("https://gh.072103.xyz/tmp/train/model.ckpt-*")
+        True
+    """
+    return bool(glob.glob(checkpoint_prefix + ".index") or glob.glob(checkpoint_prefix))
 
 
 def meta_graph_filename(checkpoint_filename: str, meta_graph_suffix: str = "meta") -> str:

@@ -149,6 +149,7 @@ class Saver:
             raise ValueError("If `var_list` is provided then build cannot be deferred. Either "
                              "set defer_build=False or var_list=None.")
         self._format = checkpoint_format
+        self._reshape = reshape
         self._var_list = var_list
         self._sharded = sharded
         self._max_to_keep = max_to_keep
@@ -200,11 +201,13 @@ class Saver:
                 self._save_t = tf_checkpoint_ops.build_tf_save(entries, self._filename_t,
                                                                self._sharded)
                 self._restore_op = tf_checkpoint_ops.build_tf_restore(entries, self._filename_t,
-                                                                      self._sharded)
+                                                                      self._sharded,
+                                                                      self._reshape)
             elif not self._empty:
                 self._save_t = io_ops.build_save(entries, self._filename_t, self._sharded,
                                                  self._pause_timeout_s)
-                self._restore_op = io_ops.build_restore(entries, self._filename_t)
+                self._restore_op = io_ops.build_restore(entries, self._filename_t,
+                                                        self._reshape)
         self._built = True
 
     def as_saver_def(self) -> Any:
@@ -300,8 +303,11 @@ class Saver:
                 global_step = sess.run(global_step)
             step = int(global_step)
             save_path = f"{save_path}-{step:08d}" if self._pad else f"{save_path}-{step}"
-        if self._empty:
+        if self._empty:   # as TF: no checkpoint, but the meta graph is written
             _log.warning("Saver has no variables to save; skipping save to %s", save_path)
+            if write_meta_graph:
+                self.export_meta_graph(meta_graph_filename(save_path, meta_graph_suffix),
+                                       strip_default_attrs=strip_default_attrs)
             return None
         save_dir = os.path.dirname(save_path)
         if save_dir and not os.path.isdir(save_dir):
@@ -312,7 +318,8 @@ class Saver:
         if write_meta_graph:
             self.export_meta_graph(meta_graph_filename(prefix, meta_graph_suffix),
                                    strip_default_attrs=strip_default_attrs)
-        expired = self._record(prefix)
+        # As TF, only a save that writes the state file is tracked (and expires others).
+        expired = self._record(prefix) if write_state else []
         if write_state:
             # The commit point: only now is the new checkpoint named the latest.
             update_checkpoint_state(save_dir or ".", prefix, [p for p, _ in self._last],
@@ -370,6 +377,12 @@ class Saver:
         try:
             sess.run(self._restore_op, {self._filename_t: save_path})
             return save_path
+        except errors.NotFoundError as e:   # TF's wording first, then the cause
+            raise _restore_error(e, "a Variable name or other graph key that is missing"
+                                 ) from None
+        except errors.InvalidArgumentError as e:
+            raise _restore_error(e, "a mismatch between the current graph and the graph"
+                                 ) from None
         except errors.DataLossError as e:
             if not fallback:
                 raise
@@ -402,6 +415,13 @@ class Saver:
         found = [(p, os.path.getmtime(_io.manifest_path(p))) for p in checkpoint_paths
                  if _io.checkpoint_exists(p)]
         self.set_last_checkpoints_with_time(found)
+
+
+def _restore_error(err: Any, cause: str) -> Any:
+    return type(err)(err.node_def, err.op, (
+        f"Restoring from checkpoint failed. This is most likely due to {cause} from the "
+        "checkpoint. Please ensure that you have not altered the graph expected based on the "
+        f"checkpoint. Original error:\n\n{err.message}"))
 
 
 def _local_path(path: str) -> str:

@@ -141,11 +141,13 @@ merge_op.no_gradient()
 
 # ---- RestoreShard: one task's variables, found by name in any shard --------------
 restore_op = define_op("RestoreShard", inputs=("prefix", "&refs*"),
-                       attrs={"names": REQUIRED, "slices": REQUIRED}, stateful=True)
+                       attrs={"names": REQUIRED, "slices": REQUIRED, "reshape": False},
+                       stateful=True)
 
 
 @restore_op.shape
-def _(prefix: Tensor, refs: list[Tensor], *, names: list[str], slices: list[str]) -> list:
+def _(prefix: Tensor, refs: list[Tensor], *, names: list[str], slices: list[str],
+      reshape: bool) -> list:
     for r in refs:
         if not r.dtype.is_ref_dtype:
             raise TypeError(f"RestoreShard needs variable references; {r.name} is "
@@ -155,27 +157,41 @@ def _(prefix: Tensor, refs: list[Tensor], *, names: list[str], slices: list[str]
 
 @restore_op.kernel("CPU", kind="context")
 def _(ctx: Any, step: Any, prefix: Any, refs: list[Any], *, names: list[str],
-      slices: list[str]) -> None:
+      slices: list[str], reshape: bool = False) -> None:
     p = _files.check_prefix(_policy(ctx), _str(prefix), "read", _what(ctx))
     reader = _io.open_reader(p)   # our format or TF's
-    values = [_restored_value(reader, _str(n), s, r) for n, s, r in zip(names, slices, refs)]
+    saved = reader.get_variable_to_dtype_map()
+    values = [_restored_value(reader, _str(n), s, r, reshape, saved)
+              for n, s, r in zip(names, slices, refs)]
     for ref, value in zip(refs, values):   # assign only once every value was read intact
         with _gate.gated_update(ref):
             ref.value = value
 
 
-def _restored_value(reader: Any, name: str, spec: str, ref: Any) -> np.ndarray:
+def _restored_value(reader: Any, name: str, spec: str, ref: Any, reshape: bool,
+                    saved_dtypes: dict[str, Any]) -> np.ndarray:
     if spec:
         s = json.loads(spec)
         value = reader.read_slice(s["full_name"], s["full_shape"], s["offset"], s["shape"])
     else:
         value = reader.get_tensor(name)
     want = as_shape(ref.shape) if ref.shape is not None else TensorShape(None)
+    if reshape and want.is_fully_defined() and value.size == want.num_elements():
+        value = value.reshape(want.as_list())   # Saver(reshape=True), as TF
     if not want.is_compatible_with(value.shape):
         raise errors.InvalidArgumentError(
-            None, None, f"Cannot restore {ref.name}: checkpoint {reader.prefix} holds {name!r} "
-            f"with shape {list(value.shape)}, but the variable has shape {want}. Build the "
-            "variable with the saved shape, or use a fresh checkpoint directory.")
+            None, None, f"Assign requires shapes of both tensors to match. lhs shape= {want} "
+            f"rhs shape= {list(value.shape)}: cannot restore {ref.name} from {name!r} of "
+            f"checkpoint {reader.prefix}. Build the variable with the saved shape, use "
+            "Saver(reshape=True) for the same number of elements, or a fresh checkpoint "
+            "directory.")
+    saved = _dt.as_dtype(saved_dtypes.get(json.loads(spec)["full_name"] if spec else name,
+                                          ref.dtype))
+    if saved.base_dtype != ref.dtype.base_dtype:
+        raise errors.InvalidArgumentError(
+            None, None, f"tensor_name = {name}; expected dtype {ref.dtype.base_dtype.name} "
+            f"does not equal original dtype {saved.base_dtype.name} (checkpoint "
+            f"{reader.prefix}; variable {ref.name})")
     if ref.dtype == _dt.string:
         return np.asarray(value, dtype=object)
     return np.asarray(value, dtype=ref.dtype.as_numpy_dtype)
@@ -281,8 +297,12 @@ def run_save(sess: Any, prefix: Tensor, feed: dict, timeout_s: float = 60.0) -> 
             backoff = min(backoff * 2, 1.0)
 
 
-def build_restore(entries: list[SaveEntry], filename: Tensor) -> Operation:
-    """One RestoreShard per device; returns a NoOp that runs them all."""
+def build_restore(entries: list[SaveEntry], filename: Tensor, reshape: bool = False
+                  ) -> Operation:
+    """One RestoreShard per device; returns a NoOp that runs them all.
+
+    With `reshape`, a saved tensor with as many elements as its variable is reshaped.
+    """
     g = filename.graph
     ops = []
     for _dev, group in _by_device(entries):
@@ -290,7 +310,7 @@ def build_restore(entries: list[SaveEntry], filename: Tensor) -> Operation:
             ops.append(g.create_op(
                 "RestoreShard", [filename, [e.ref for e in group]],
                 {"names": [e.name for e in group], "slices": [e.slice_spec for e in group],
-                 }, name="restore_shard"))
+                 "reshape": reshape}, name="restore_shard"))
     with g.control_dependencies(ops):
         return g.create_op("NoOp", [], name="restore_all")
 

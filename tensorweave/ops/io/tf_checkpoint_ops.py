@@ -109,8 +109,9 @@ def _(ctx: Any, step: Any, prefix: Any, tensor_names: Any, shape_and_slices: Any
         want = _dt.as_dtype(dt)
         if _dt.from_numpy(np.asarray(value)) != want and want != _dt.string:
             raise errors.InvalidArgumentError(
-                None, None, f"Checkpoint {p} holds {name!r} as "
-                f"{_dt.from_numpy(np.asarray(value)).name}, but RestoreV2 expects {want.name}")
+                None, None, f"tensor_name = {name}; expected dtype {want.name} does not "
+                f"equal original dtype {_dt.from_numpy(np.asarray(value)).name} (checkpoint "
+                f"{p}; RestoreV2 reads it for a variable of the other dtype)")
         out.append(np.asarray(value, dtype=object) if want == _dt.string else np.asarray(value))
     return out[0] if len(out) == 1 else out   # the executor takes one output unwrapped
 
@@ -270,9 +271,13 @@ def build_tf_save(entries: list[Any], filename: Tensor, sharded: bool = False) -
         return g.create_op("Identity", [filename], name="Identity").outputs[0]
 
 
-def build_tf_restore(entries: list[Any], filename: Tensor, sharded: bool = False
-                     ) -> Operation:
-    """RestoreV2 then one Assign per entry (per device when sharded); returns `restore_all`."""
+def build_tf_restore(entries: list[Any], filename: Tensor, sharded: bool = False,
+                     reshape: bool = False) -> Operation:
+    """RestoreV2 then one Assign per entry (per device when sharded); returns `restore_all`.
+
+    With `reshape`, each restored tensor is reshaped to its variable's shape first (TF's
+    Saver(reshape=True)).
+    """
     g = filename.graph
     shards = []
     for group in _groups(entries, sharded):
@@ -288,6 +293,10 @@ def build_tf_restore(entries: list[Any], filename: Tensor, sharded: bool = False
         for e, value in zip(group, restore.outputs):
             with g.colocate_with(e.ref.op):
                 shape = as_shape(e.ref.shape) if e.ref.shape is not None else TensorShape(None)
+                if reshape and shape.is_fully_defined():
+                    value = g.create_op("Reshape", [value, constant(shape.as_list(),
+                                                                    dtype=_dt.int32)],
+                                        name="Reshape").outputs[0]
                 assigns.append(g.create_op("Assign", [e.ref, value],
                                            {"validate_shape": shape.is_fully_defined()},
                                            name="Assign"))
