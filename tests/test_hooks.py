@@ -119,7 +119,7 @@ def test_stop_at_step_arguments(graph):
 def test_logging_tensor_hook_every_n_iter_and_at_end(graph, caplog):
     step, v, train = _counter_model()
     hook = LoggingTensorHook({"value": v}, every_n_iter=2, at_end=True)
-    with caplog.at_level(logging.INFO, logger="tensorweave.train"):
+    with caplog.at_level(logging.INFO, logger="tensorweave"):
         with MonitoredSession(hooks=[hook, StopAtStepHook(num_steps=5)]) as sess:
             _run_until_stop(sess, train)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("value = ")]
@@ -257,7 +257,7 @@ def test_checkpoint_saver_hook_steps_and_listener(graph, tmp_path):
 
 def test_step_counter_hook_logs_rate(graph, caplog):
     step, v, train = _counter_model()
-    with caplog.at_level(logging.INFO, logger="tensorweave.train"):
+    with caplog.at_level(logging.INFO, logger="tensorweave"):
         with MonitoredSession(hooks=[StepCounterHook(every_n_steps=2),
                                      StopAtStepHook(num_steps=6)]) as sess:
             _run_until_stop(sess, train)

@@ -162,7 +162,7 @@ def test_stop_at_step_argument_errors_and_missing_global_step():
 # ---- LoggingTensorHook --------------------------------------------------------------
 @pytest.fixture
 def logged(caplog):
-    caplog.set_level(logging.INFO, logger="tensorweave.train")
+    caplog.set_level(logging.INFO, logger="tensorweave")
 
     def text():
         out = " | ".join(r.getMessage() for r in caplog.records)

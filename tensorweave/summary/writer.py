@@ -17,11 +17,12 @@ import queue
 import socket
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 from tensorweave.framework import errors
-from tensorweave.framework.proto import summary_pb2
+from tensorweave.framework.proto import meta_graph_pb2, summary_pb2
 # One home for TFRecord framing (event files are TFRecord files).
 from tensorweave.framework.tfrecord import encode_record, masked_crc32c, read_records
 
@@ -130,9 +131,14 @@ class FileWriter:
 
     # ---- adding events ---------------------------------------------------------
     def add_event(self, event: Any) -> None:
-        """Queues one `Event` proto (raises if the writer is closed)."""
+        """Queues one `Event` proto; on a closed writer, warns and drops it (as TF)."""
         if self._closed:
-            raise RuntimeError(f"FileWriter for {self._logdir} is closed; call reopen() first.")
+            # As TF 1.x: a no-op with a warning (e.g. Supervisor.stop() after
+            # managed_session closed the writer), not an error.
+            warnings.warn(f"Attempting to use a closed FileWriter (for {self._logdir}). The "
+                          "operation will be a noop unless the FileWriter is explicitly "
+                          "reopened (reopen()).", stacklevel=2)
+            return
         self._raise_if_failed()
         self._queue.put(event)
 
@@ -154,12 +160,35 @@ class FileWriter:
 
     def add_graph(self, graph: Any, global_step: int | None = None,
                   graph_def: Any = None) -> None:
-        """Adds a Graph (or GraphDef) as `Event.graph_def`, for TensorBoard's graph view."""
+        """Adds a Graph (or GraphDef) as `Event.graph_def`, for TensorBoard's graph view.
+
+        A Graph is written with each node's `_output_shapes`, as TF does (TensorBoard
+        shows them on the edges).
+        """
         gd = graph_def if graph_def is not None else (
-            graph.as_graph_def() if hasattr(graph, "as_graph_def") else graph)
+            graph.as_graph_def(add_shapes=True) if hasattr(graph, "as_graph_def") else graph)
         if gd is None:
             raise ValueError("add_graph needs a Graph or a GraphDef, got None.")
         ev = summary_pb2.Event(wall_time=time.time(), graph_def=gd.SerializeToString())
+        if global_step is not None:
+            ev.step = int(global_step)
+        self.add_event(ev)
+
+    def add_meta_graph(self, meta_graph_def: Any, global_step: int | None = None) -> None:
+        """Adds a MetaGraphDef as `Event.meta_graph_def` (TensorBoard shows its graph).
+
+        Raises:
+            TypeError: if `meta_graph_def` is not a MetaGraphDef.
+
+        Example:
+            >>> writer.add_meta_graph(tf.train.export_meta_graph())
+        """
+        if not isinstance(meta_graph_def, meta_graph_pb2.MetaGraphDef):
+            raise TypeError(f"meta_graph_def must be type MetaGraphDef, saw type: "
+                            f"{type(meta_graph_def).__name__}; export one with "
+                            "tf.train.export_meta_graph().")
+        ev = summary_pb2.Event(wall_time=time.time(),
+                               meta_graph_def=meta_graph_def.SerializeToString())
         if global_step is not None:
             ev.step = int(global_step)
         self.add_event(ev)

@@ -19,11 +19,13 @@ from typing import Any
 import numpy as np
 
 from tensorweave.framework import errors
+# Looked up per call (tf_logging.info, not a bound logger): as in TF, what these hooks
+# log goes through tf.logging, so a program that patches or silences tf.logging sees it.
+from tensorweave.platform import tf_logging
 from tensorweave.train.hook_utils import (
     NeverTriggerTimer,
     SecondOrStepTimer,
     as_graph_element,
-    log,
     require_global_step,
 )
 # The saving hooks live in their own module to keep files short; they are part of this
@@ -113,8 +115,8 @@ class LoggingTensorHook(SessionRunHook):
                              f"every_n_iter and every_n_secs (got every_n_iter={every_n_iter},"
                              f" every_n_secs={every_n_secs}).")
         if every_n_iter is not None and every_n_iter <= 0:
-            raise ValueError(f"LoggingTensorHook: every_n_iter must be positive, got "
-                             f"{every_n_iter}.")
+            raise ValueError(f"LoggingTensorHook: invalid every_n_iter={every_n_iter}: it must "
+                             "be a positive number of steps.")
         if isinstance(tensors, dict):
             self._tag_order = sorted(tensors, key=str)
         else:
@@ -146,15 +148,17 @@ class LoggingTensorHook(SessionRunHook):
 
     def _log_tensors(self, values: dict) -> None:
         elapsed_secs, _ = self._timer.update_last_triggered_step(self._iter_count)
-        if self._formatter is not None:
-            log.info("%s", self._formatter(values))
-            return
+        # As TF: the formatter's string is the message itself; the default message is
+        # "tag = value, ..." with the seconds since the last one appended.
         with np.printoptions(suppress=True):
+            if self._formatter is not None:
+                tf_logging.info(self._formatter(values))
+                return
             text = ", ".join(f"{tag} = {values[tag]}" for tag in self._tag_order)
         if elapsed_secs is not None:
-            log.info("%s (%.3f sec)", text, elapsed_secs)
+            tf_logging.info("%s (%.3f sec)", text, elapsed_secs)
         else:
-            log.info("%s", text)
+            tf_logging.info("%s", text)
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -185,9 +189,9 @@ class NanTensorHook(SessionRunHook):
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         if np.any(np.isnan(run_values.results)):
             if self._fail_on_nan_loss:
-                log.error("Model diverged with loss = NaN.")
+                tf_logging.error("Model diverged with loss = NaN.")
                 raise NanLossDuringTrainingError
-            log.warning("Model diverged with loss = NaN; requesting a stop.")
+            tf_logging.warning("Model diverged with loss = NaN; requesting a stop.")
             run_context.request_stop()
 
 
@@ -220,8 +224,11 @@ class FinalOpsHook(SessionRunHook):
             self._final_ops_values = session.run(self._final_ops,
                                                  feed_dict=self._final_ops_feed_dict)
         except (errors.OutOfRangeError, StopIteration):
-            log.warning("FinalOpsHook: the final ops ran out of input (OutOfRangeError); "
-                        "they may read from an input pipeline that is already exhausted.")
+            tf_logging.warning(
+                "FinalOpsHook: its final ops raised OutOfRangeError/StopIteration, so they "
+                "have a dependency back to some input source (they read another batch from an "
+                "input pipeline that is already exhausted). Final ops should only read "
+                "variables: e.g. fetch a metric's value_op there, not its update_op.")
             raise
 
 
@@ -251,7 +258,8 @@ class GlobalStepWaiterHook(SessionRunHook):
         if self._wait_until_step <= 0:
             self._worker_is_started = True
             return
-        log.info("Waiting for global step %d before starting training.", self._wait_until_step)
+        tf_logging.info("Waiting for global step %d before starting training.",
+                        self._wait_until_step)
         delay, last_logged = 0.05, time.monotonic()
         while True:
             step = int(run_context.session.run(self._global_step_tensor))
@@ -259,7 +267,8 @@ class GlobalStepWaiterHook(SessionRunHook):
                 self._worker_is_started = True
                 return
             if time.monotonic() - last_logged > 30:
-                log.info("Waiting for global step %d; it is %d.", self._wait_until_step, step)
+                tf_logging.info("Waiting for global step %d; it is %d.",
+                                self._wait_until_step, step)
                 last_logged = time.monotonic()
             time.sleep(delay)
             delay = min(delay * 1.5, 0.5)

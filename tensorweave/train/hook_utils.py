@@ -15,6 +15,7 @@ from typing import Any
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.train import training_util
+from tensorweave.train.meta_graph_io import export_meta_graph
 
 log = logging.getLogger("tensorweave.train")
 
@@ -167,6 +168,27 @@ def merge_all_summaries() -> Any:
     """`tf.summary.merge_all()`, or None without tf.summary (so no summary ops either)."""
     merge_all = summary_api("merge_all")
     return merge_all() if merge_all is not None else None
+
+
+def add_graph_events(writer: Any, graph: Any, saver: Any = None) -> None:
+    """Adds `graph` and its MetaGraphDef (with `saver`'s SaverDef) to a summary writer.
+
+    What TF's CheckpointSaverHook and Supervisor write for TensorBoard's graph view:
+    the GraphDef with `_output_shapes`, then the MetaGraphDef. A writer without one of
+    the `add_*` methods (a user's own) just does not get that event.
+
+    Example:
+        >>> add_graph_events(tf.summary.FileWriter(logdir), tf.get_default_graph(), saver)
+    """
+    if writer is None:
+        return
+    if hasattr(writer, "add_graph"):
+        writer.add_graph(graph)
+    if hasattr(writer, "add_meta_graph"):
+        as_saver_def = getattr(saver, "as_saver_def", None)
+        writer.add_meta_graph(export_meta_graph(
+            graph=graph, graph_def=graph.as_graph_def(add_shapes=True),
+            saver_def=as_saver_def() if as_saver_def is not None else None))
 
 
 def add_session_log(writer: Any, status: str, step: int | None = None,

@@ -11,7 +11,9 @@ import os
 from typing import Any
 
 from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.platform import tf_logging
 from tensorweave.train.hook_utils import (
+    add_graph_events,
     SecondOrStepTimer,
     add_session_log,
     log,
@@ -128,8 +130,7 @@ class CheckpointSaverHook(SessionRunHook):
         # Written here rather than in begin(): other hooks may add ops in their begin().
         os.makedirs(self._checkpoint_dir, exist_ok=True)
         write_graph(get_default_graph(), self._checkpoint_dir, "graph.pbtxt")
-        if self._summary_writer is not None and hasattr(self._summary_writer, "add_graph"):
-            self._summary_writer.add_graph(get_default_graph())
+        add_graph_events(self._summary_writer, get_default_graph(), self._get_saver())
         # The checkpoint saved here is the state at `step` (after init or restore).
         self._save(session, step)
         self._timer.update_last_triggered_step(step)
@@ -208,7 +209,6 @@ class StepCounterHook(SessionRunHook):
         self._summary_writer = summary_writer
         self._output_dir = output_dir
         self._last_global_step: int | None = None
-        self._warned = 0
         self._steps_per_run = 1
 
     def _set_steps_per_run(self, steps_per_run: int) -> None:
@@ -236,14 +236,16 @@ class StepCounterHook(SessionRunHook):
                 secs, steps = self._timer.update_last_triggered_step(step)
                 if secs and steps is not None:
                     self._record(steps / secs, step)
-        if stale == self._last_global_step and self._warned < 5:
-            self._warned += 1
-            log.warning("The global step has not been increased: is the train op built with "
-                        "minimize(loss, global_step=tf.train.get_global_step())?")
+        if stale == self._last_global_step:
+            # As TF: through tf.logging, at most 5 times per process.
+            tf_logging.log_first_n(
+                tf_logging.WARN, "The global step has not been increased: it is %s, as at "
+                "the previous step. Pass tf.train.get_global_step() to Optimizer.minimize or "
+                "apply_gradients as global_step to increase it.", 5, stale)
         self._last_global_step = stale
 
     def _record(self, steps_per_sec: float, step: int) -> None:
-        log.info("%s: %g", self._summary_tag, steps_per_sec)
+        tf_logging.info("%s: %g", self._summary_tag, steps_per_sec)
         if self._summary_writer is not None:
             summary = scalar_summary(self._summary_tag, steps_per_sec)
             if summary is not None:

@@ -77,8 +77,8 @@ class Scaffold:
                  local_init_feed_dict: Any = None) -> None:
         if copy_from_scaffold is not None:
             if not isinstance(copy_from_scaffold, Scaffold):
-                raise TypeError(f"copy_from_scaffold must be a tf.train.Scaffold, got "
-                                f"{copy_from_scaffold!r}.")
+                raise TypeError(f"copy_from_scaffold is not a Scaffold instance: got "
+                                f"{copy_from_scaffold!r}; pass a tf.train.Scaffold.")
             c = copy_from_scaffold
 
             def pick(mine: Any, theirs: Any) -> Any:

@@ -32,6 +32,7 @@ from tensorweave.ops.state import variable_initializers as var_init
 from tensorweave.train import training_util
 from tensorweave.train.coordinator import Coordinator, LooperThread
 from tensorweave.train.hook_utils import (
+    add_graph_events,
     add_session_log,
     log,
     merge_all_summaries,
@@ -383,7 +384,7 @@ class Supervisor:
     def summary_computed(self, sess: Any, summary: Any, global_step: Any = None) -> None:
         """Writes a summary computed by the caller (at the current global step)."""
         if self._summary_writer is None:
-            raise RuntimeError("Writing a summary needs a summary writer: give the "
+            raise RuntimeError("Writing a summary requires a summary writer: give the "
                                "Supervisor a logdir (chief only) or summary_writer=.")
         if global_step is None and self._global_step is not None:
             global_step = training_util.global_step(sess, self._global_step)
@@ -396,8 +397,9 @@ class Supervisor:
             os.makedirs(self._logdir, exist_ok=True)
             write_graph(self._graph, self._logdir, "graph.pbtxt")
         if self._summary_writer is not None and not self._graph_added_to_summary:
-            if hasattr(self._summary_writer, "add_graph"):
-                self._summary_writer.add_graph(self._graph)
+            # The graph is finalized, so its MetaGraphDef now is what TF exported when
+            # the Supervisor was built.
+            add_graph_events(self._summary_writer, self._graph, self._saver)
             self._graph_added_to_summary = True
 
 
