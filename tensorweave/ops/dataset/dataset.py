@@ -48,7 +48,14 @@ def _impl(name: str) -> Any:
 
 
 class Env:
-    """Run-time state of one initialized iterator: input values, kernel context, step."""
+    """Run-time state of one initialized iterator: input values, kernel context, step.
+
+    The pipeline's functions (map, filter, interleave, ...) run in a function
+    library of this initialization's own (`library`), as TF instantiates them per
+    iterator: their stateful kernels start afresh (a random op with an op seed
+    replays its sequence on each initialization) and keep their state from one
+    element to the next (each element draws new numbers).
+    """
 
     def __init__(self, values: dict[int, list[Any]]) -> None:
         self.values = values
@@ -56,9 +63,19 @@ class Env:
         self.step: Any = None
         self.epochs: dict[int, int] = {}  # per shuffle node: how many passes so far
         self.caches: dict[int, list[Any]] = {}  # per cache node: its complete first pass
+        self.library: Any = None   # made on the first call, on the iterator's device
 
     def call(self, func_graph: Any, args: list[Any]) -> list[Any]:
-        return self.ctx.call_function(func_graph, args, self.step)
+        if self.library is None:
+            self.library = type(self.ctx.library)(self.ctx.library.device)
+        return self.library.call(func_graph, args, self.step)
+
+    def nested(self, values: dict[int, list[Any]]) -> "Env":
+        """The Env of a dataset a function made (interleave): its own inputs, this
+        iterator's kernel context, step and function library."""
+        env = Env(values)
+        env.ctx, env.step, env.library = self.ctx, self.step, self.library
+        return env
 
     def detached(self, step: Any) -> "Env":
         """An Env for a background thread (prefetch): the same inputs and pipeline
@@ -66,7 +83,15 @@ class Env:
         runs outlive, and are not cancelled with, the get_next step that started them."""
         env = Env(self.values)
         env.ctx, env.step, env.epochs, env.caches = self.ctx, step, self.epochs, self.caches
+        if self.library is None and self.ctx is not None:   # one library for both threads
+            self.library = type(self.ctx.library)(self.ctx.library.device)
+        env.library = self.library
         return env
+
+
+def snapshot(value: Any) -> Any:
+    """A reference input's value now (a variable's current array); others as they are."""
+    return value.snapshot() if hasattr(value, "snapshot") else value
 
 
 class HasStructure:
@@ -127,13 +152,22 @@ class Dataset(HasStructure):
     def _all_inputs(self) -> list[Tensor]:
         return [t for node in self._nodes() for t in node._inputs]
 
-    def _make_env(self, flat_values: list[Any]) -> Env:
+    # Whether the node takes its inputs' references as they are (function nodes: a
+    # captured variable is read, a captured queue dequeued, per element); the others
+    # read each input once, when the iterator is initialized, as TF does.
+    _live_inputs = False
+
+    def _node_values(self, flat_values: list[Any]) -> dict[int, list[Any]]:
         values: dict[int, list[Any]] = {}
         pos = 0
         for node in self._nodes():
-            values[id(node)] = list(flat_values[pos:pos + len(node._inputs)])
+            vals = list(flat_values[pos:pos + len(node._inputs)])
+            values[id(node)] = vals if node._live_inputs else [snapshot(v) for v in vals]
             pos += len(node._inputs)
-        return Env(values)
+        return values
+
+    def _make_env(self, flat_values: list[Any]) -> Env:
+        return Env(self._node_values(flat_values))
 
     def _iter(self, env: Env) -> Iterator[Element]:
         return self._generate(env, env.values[id(self)])

@@ -143,7 +143,9 @@ def _(ctx: Any, step: Any, components: list[Any], *, dataset_id: str, container:
 
 one_shot_op.no_gradient()
 
-make_iterator_op = define_op("MakeIterator", inputs=("&iterator", "components*"),
+# Components by reference: a dataset function's captured variables are read per
+# element (transforms.CapturedInputs), the other inputs once here (Dataset._make_env).
+make_iterator_op = define_op("MakeIterator", inputs=("&iterator", "&components*"),
                              attrs={"dataset_id": REQUIRED}, stateful=True)
 make_iterator_op.shape(lambda it, components, dataset_id: [])
 
@@ -197,6 +199,22 @@ def _check_no_placeholders(dataset: Dataset) -> None:
         stack.extend(t.op for t in op.inputs)
 
 
+def _check_no_captured_variables(dataset: Dataset) -> None:
+    """A function (map, filter, ...) reading a variable reads it per element, which a
+    one-shot iterator, initialized once from values, cannot do: TF refuses it too."""
+    for node in dataset._nodes():
+        if not node._live_inputs:
+            continue
+        for t in node._inputs:
+            if t.dtype.is_ref_dtype:
+                raise ValueError(
+                    "Failed to create a one-shot iterator for a dataset. "
+                    "`Dataset.make_one_shot_iterator()` does not support datasets that "
+                    "capture stateful objects, such as a `Variable` or `LookupTable`. In "
+                    "these cases, use `Dataset.make_initializable_iterator()`. (A dataset "
+                    f"function reads variable {t.op.name!r}.)")
+
+
 @register_impl
 class Iterator(HasStructure):
     """Reads the elements of a Dataset inside a graph.
@@ -219,6 +237,7 @@ class Iterator(HasStructure):
     @classmethod
     def one_shot(cls, dataset: Dataset) -> "Iterator":
         _check_no_placeholders(dataset)
+        _check_no_captured_variables(dataset)
         g = get_default_graph()
         attrs = dict(_struct_attrs(dataset._structure), dataset_id=_register(dataset, g))
         ref = g.create_op("OneShotIterator", [dataset._all_inputs()], attrs,

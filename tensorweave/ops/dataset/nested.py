@@ -31,7 +31,7 @@ from tensorweave.framework.text import text_of
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.dataset.dataset import Dataset, Element, Env, register_impl
 from tensorweave.ops.dataset.structure import Spec, pack, sparse_starts
-from tensorweave.ops.dataset.transforms import _trace, pass_rng
+from tensorweave.ops.dataset.transforms import CapturedInputs, _trace, pass_rng
 from tensorweave.ops.random.random_ops import get_seed
 
 
@@ -91,16 +91,17 @@ class InterleaveDataset(Dataset):
             return tuple(inner._all_inputs())
 
         self._fg, _ = _trace(dataset, inputs_of, what)
+        self._captured = CapturedInputs(self._fg)
         self._inner = made[0]
-        super().__init__(self._inner._structure,
-                         [outer for outer, _ in self._fg.captures], [dataset])
+        super().__init__(self._inner._structure, self._captured.inputs, [dataset])
+
+    _live_inputs = True   # captures passed per element (CapturedInputs)
 
     def _generate(self, env: Env, values: list[Any]) -> Iterator[Element]:
         def nested() -> Iterator[Iterator[Element]]:
             for elem in self._children[0]._iter(env):
-                inner_env = self._inner._make_env(env.call(self._fg, list(elem) + values))
-                inner_env.ctx, inner_env.step = env.ctx, env.step
-                yield self._inner._iter(inner_env)
+                inner = env.call(self._fg, self._captured.args(elem, values))
+                yield self._inner._iter(env.nested(self._inner._node_values(inner)))
         yield from interleave_iters(nested(), self._cycle, self._block)
 
 

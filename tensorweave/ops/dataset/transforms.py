@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from tensorweave.ops.dataset.dataset import (Dataset, Element, Env, int_args, register_impl,
-                                             resolve_ints)
+                                             resolve_ints, snapshot)
 from tensorweave.ops.dataset.structure import (
     SparseParts, Spec, flatten, lists_to_tuples, map_sparse_aware, map_structure, pack,
     parts_to_sparse, sparse_starts, sparse_to_parts)
@@ -48,17 +48,62 @@ def _trace(dataset: Dataset, fn: Callable[..., Any], what: str) -> tuple[Any, An
     return fg, result
 
 
+def _takes_ref(op: Any, t: Tensor) -> bool:
+    """Whether `op` takes `t` at an input it reads by reference (a queue's handle)."""
+    pos = 0
+    for spec in op.op_def.inputs:
+        n = int(op._attrs.get(op.op_def.list_attr(spec.name), 0)) if spec.is_list else 1
+        if spec.is_ref and any(x is t for x in op._inputs[pos:pos + n]):
+            return True
+        pos += n
+    return False
+
+
+def _read_of(t: Tensor) -> Tensor:
+    """The variable reference `t` reads (a variable's "read" snapshot, read_value()),
+    or `t` itself: a read captured by a dataset function is done per call."""
+    op = t.op
+    if op.type == "Identity" and op._inputs and op._inputs[0].dtype.is_ref_dtype:
+        return op._inputs[0]
+    return t
+
+
+class CapturedInputs:
+    """How a traced function's captured tensors are passed, per call (per element).
+
+    A capture some op of the body takes by reference (a queue to dequeue from, a
+    table) is passed as the live object; any other is read at each call, so a
+    captured variable (or a read of one: `v.value()`, `v.read_value()`, `v + 1`)
+    gives the element its current value. TF runs dataset functions per element
+    the same way.
+
+    `inputs` are the node's input tensors: the captured ones, a variable's
+    reference in place of a read of it.
+    """
+
+    def __init__(self, fg: Any) -> None:
+        self.inputs = [_read_of(outer) for outer, _inner in fg.captures]
+        self.live = [any(_takes_ref(op, inner) for op in inner._consumers)
+                     for _outer, inner in fg.captures]
+
+    def args(self, elem: Element, values: list[Any]) -> list[Any]:
+        return list(elem) + [v if live else snapshot(v) for v, live in zip(values, self.live)]
+
+
 class _FunctionNode(Dataset):
     """A node calling a traced function per element, with captured tensors as inputs."""
+
+    _live_inputs = True
 
     def __init__(self, dataset: Dataset, fn: Callable[..., Any], what: str) -> None:
         self._fg, result = _trace(dataset, fn, what)
         self._result = result
-        super().__init__(None, [outer for outer, _ in self._fg.captures], [dataset])
+        self._captured = CapturedInputs(self._fg)
+        super().__init__(None, self._captured.inputs, [dataset])
 
     def _calls(self, env: Env, values: list[Any]) -> Iterator[tuple[Element, list[Any]]]:
         for elem in self._children[0]._iter(env):
-            yield elem, env.call(self._fg, list(elem) + list(values))
+            yield elem, env.call(self._fg, self._captured.args(elem, values))
 
 
 @register_impl
