@@ -89,3 +89,25 @@ def test_a_dequeue_that_waits_too_long_times_out_and_the_queue_stays_usable():
             sess.run(deq, options=tf.RunOptions(timeout_in_ms=20))
         sess.run(q.enqueue(37.0))
         assert sess.run(deq) == 37.0
+
+
+def test_shared_shuffle_queues_agree_on_min_after_dequeue_and_seeds():
+    tf.set_random_seed(5)
+    first = tf.RandomShuffleQueue(10, 2, tf.float32, shared_name="s")
+    # No op seed: seed2 comes from the graph seed and the shared name, not from how
+    # many ops were built in between, so a second definition matches the first.
+    tf.constant(0.0)
+    same = tf.RandomShuffleQueue(10, 2, tf.float32, shared_name="s")
+    assert same.queue_ref.op.get_attr("seed2") == first.queue_ref.op.get_attr("seed2") != 0
+    other_min = tf.RandomShuffleQueue(10, 3, tf.float32, shared_name="s")
+    other_seed = tf.RandomShuffleQueue(10, 2, tf.float32, seed=9, shared_name="s")
+    tf.set_random_seed(None)
+    unseeded = tf.RandomShuffleQueue(10, 2, tf.float32, shared_name="s")
+    with tf.Session() as sess:
+        sess.run([first.queue_ref.op, same.queue_ref.op])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="min_after_dequeue"):
+            sess.run(other_min.queue_ref.op)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="random seeds"):
+            sess.run(other_seed.queue_ref.op)
+        sess.run(first.enqueue(1.0))
+        assert sess.run(unseeded.size()) == 1  # seeds (0, 0) share whatever queue is there

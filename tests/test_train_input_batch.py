@@ -174,3 +174,53 @@ def test_string_input_producer_that_is_empty_at_run_time_ends_the_input():
         # ...and the coordinator hands the failure to whoever joins the threads.
         with pytest.raises(tf.errors.InvalidArgumentError, match="non-null input tensor"):
             coord.join(threads)
+
+
+def test_several_readers_through_shuffle_batch_join_as_the_reading_data_guide_writes_it(
+        tmp_path):
+    # One filename queue, one reader per thread, their examples mixed by
+    # shuffle_batch_join.
+    files = []
+    for f in range(3):
+        path = str(tmp_path / f"data-{f}.tfrecord")
+        with tf.python_io.TFRecordWriter(path) as writer:
+            for j in range(4):
+                ex = tf.train.Example(features=tf.train.Features(feature={
+                    "id": tf.train.Feature(int64_list=tf.train.Int64List(value=[10 * f + j]))}))
+                writer.write(ex.SerializeToString())
+        files.append(path)
+    filenames = tf.train.string_input_producer(files, num_epochs=1, shuffle=False)
+
+    def read_one():
+        _, record = tf.TFRecordReader().read(filenames)
+        ex_id = tf.parse_single_example(record, {"id": tf.FixedLenFeature([], tf.int64)})["id"]
+        return [ex_id, tf.as_string(ex_id)]
+
+    ids, names = tf.train.shuffle_batch_join([read_one() for _ in range(3)], batch_size=4,
+                                             capacity=20, min_after_dequeue=2, seed=1)
+    got = _drain([ids, names])
+    all_ids = sorted(int(x) for b, _ in got for x in b)
+    assert all_ids == sorted(10 * f + j for f in range(3) for j in range(4))
+    for b_ids, b_names in got:
+        assert [n.decode() for n in b_names] == [str(i) for i in b_ids]
+
+
+@pytest.mark.parametrize("join", [False, True])
+def test_maybe_shuffle_batch_forms_drop_what_keep_input_refuses(join):
+    i, sp = _counter_example(40)
+    keep = tf.equal(tf.mod(i, 4), 1)
+    if join:
+        ids, got_sp = tf.train.maybe_shuffle_batch_join(
+            [[i, sp], [i + 1000, sp]], 3, capacity=12, min_after_dequeue=3, keep_input=keep,
+            allow_smaller_final_batch=True)
+    else:
+        ids, got_sp = tf.train.maybe_shuffle_batch(
+            [i, sp], 3, capacity=12, min_after_dequeue=3, keep_input=keep, num_threads=2,
+            allow_smaller_final_batch=True)
+    out = _drain([ids, got_sp])
+    kept = [int(x) for b, _ in out for x in b]
+    assert kept and all(x % 1000 % 4 == 1 for x in kept)
+    if not join:
+        assert sorted(kept) == list(range(1, 40, 4))
+    for b_ids, b_sp in out:
+        np.testing.assert_array_equal(b_sp.values, b_ids % 1000)

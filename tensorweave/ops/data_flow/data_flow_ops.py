@@ -16,6 +16,7 @@ Example:
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Sequence
 
 from tensorweave.framework import dtypes as _dt
@@ -383,6 +384,12 @@ class RandomShuffleQueue(QueueBase):
                  shared_name: str | None = None, name: str = "random_shuffle_queue") -> None:
         dtypes, shapes, attrs = _queue_attrs(capacity, dtypes, shapes, shared_name)
         seed1, seed2 = get_seed(seed)
+        if seed is None and seed1 is not None and shared_name:
+            # Graph seed but no op seed: seed2 must not depend on how many ops came
+            # before, or two definitions of one shared queue would disagree. TF
+            # derives it from the graph seed and the shared name, so do we.
+            digest = hashlib.md5((str(seed1) + shared_name).encode("utf-8")).hexdigest()
+            seed2 = int(digest[:8], 16) & 0x7FFFFFFF
         attrs.update(min_after_dequeue=int(min_after_dequeue), seed=seed1 or 0, seed2=seed2 or 0)
         ref = get_default_graph().create_op("RandomShuffleQueue", [], attrs,
                                             name=name).outputs[0]

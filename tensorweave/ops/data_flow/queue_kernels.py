@@ -102,10 +102,22 @@ shuffle_queue_op.shape(_handle_shape)
 def _(ctx: Any, step: Any, *, component_types: list[Any], shapes: Any, capacity: int,
       container: str, shared_name: str, min_after_dequeue: int, seed: int,
       seed2: int) -> QueueResource:
-    return _lookup(ctx, RandomShuffleQueueResource, container, shared_name,
-                   lambda n: RandomShuffleQueueResource(n, component_types, shapes, capacity,
-                                                        min_after_dequeue, seed, seed2),
-                   component_types, capacity, shapes)
+    q = _lookup(ctx, RandomShuffleQueueResource, container, shared_name,
+                lambda n: RandomShuffleQueueResource(n, component_types, shapes, capacity,
+                                                     min_after_dequeue, seed, seed2),
+                component_types, capacity, shapes)
+    assert isinstance(q, RandomShuffleQueueResource)
+    if q.min_after_dequeue != min_after_dequeue:
+        raise errors.InvalidArgumentError(
+            None, None, f"Shared queue '{q.name}' has min_after_dequeue {q.min_after_dequeue} "
+            f"but requested min_after_dequeue was {min_after_dequeue}. Use another "
+            "shared_name.")
+    # (0, 0) asks for no particular seeds, so it shares any queue (as TF's kernel).
+    if (seed or seed2) and q.seeds != (seed or 0, seed2 or 0):
+        raise errors.InvalidArgumentError(
+            None, None, f"Shared queue '{q.name}' has random seeds {q.seeds} but requested "
+            f"random seeds were {(seed or 0, seed2 or 0)}. Use another shared_name.")
+    return q
 
 
 shuffle_queue_op.no_gradient()

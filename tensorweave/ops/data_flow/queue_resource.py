@@ -228,8 +228,8 @@ class QueueResource(WaitingResource):
             if shape is None or (any(d is None for d in shape) and not self._pads):
                 raise errors.InvalidArgumentError(
                     None, None, f"{self.type_name} '{self.name}' cannot produce an empty batch "
-                    f"of component {i}: DequeueMany requires the components to have specified "
-                    "shapes. Pass `shapes`.")
+                    f"of component {i}: DequeueMany and DequeueUpTo require the components to "
+                    "have specified shapes. Pass `shapes`.")
             # A padding queue's unknown dimensions are 0 in an empty batch (as TF's).
             return np.zeros([0] + [d or 0 for d in shape], dtype=dt)
         if len({p.shape for p in parts}) != 1:
@@ -252,6 +252,7 @@ class RandomShuffleQueueResource(QueueResource):
                  min_after_dequeue: int, seed: int | None, seed2: int | None) -> None:
         super().__init__(name, dtypes, shapes, capacity)
         self.min_after_dequeue = min_after_dequeue
+        self.seeds = (seed or 0, seed2 or 0)
         # Seeded queues shuffle reproducibly (TF1): the pair (seed, seed2) picks the stream.
         self._rng = np.random.default_rng(
             None if not seed and not seed2 else [seed or 0, seed2 or 0])
