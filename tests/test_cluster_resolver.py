@@ -34,8 +34,8 @@ def test_resolver_kubeflow(monkeypatch):
     assert isinstance(r, ClusterResolver)
     assert r.cluster_spec() == ClusterSpec(KUBEFLOW["cluster"])
     assert (r.task_type, r.task_id, r.rpc_layer, r.environment) == ("worker", 1, None, "cloud")
-    assert r.master() == "grpc://job-worker-1.ns.svc:2222"
-    assert r.master("ps", 0) == "grpc://job-ps-0.ns.svc:2222"
+    assert r.master() == "job-worker-1.ns.svc:2222"   # as TF: no rpc_layer, no scheme
+    assert r.master("ps", 0, rpc_layer="grpc") == "grpc://job-ps-0.ns.svc:2222"
     assert r.master("chief", 0, rpc_layer="grpc+verbs") == "grpc+verbs://job-chief-0.ns.svc:2222"
     assert r.num_accelerators() == {}
 

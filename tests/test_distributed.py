@@ -249,7 +249,7 @@ def test_server_listens_on_loopback_only_for_localhost_tasks():
         port = int(server.target.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=2):
             pass
-        assert server.server_def.job_name == "localhost"
+        assert server.server_def.job_name == "local"  # as TF's create_local_server
     finally:
         server.stop()
 
@@ -261,7 +261,7 @@ def test_log_device_placement_prints(capfd):
         with tf.Session(server.target, config=tf.ConfigProto(log_device_placement=True)) as s:
             s.run(c)
         err = capfd.readouterr().err
-        assert "placed_const: (Const): /job:localhost/replica:0/task:0/device:CPU:0" in err
+        assert "placed_const: (Const): /job:local/replica:0/task:0/device:CPU:0" in err
     finally:
         server.stop()
 

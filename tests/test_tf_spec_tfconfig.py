@@ -30,11 +30,13 @@ def test_cluster_spec_read_and_round_trips(monkeypatch):
     assert tf.train.ClusterSpec(spec.as_dict()).as_cluster_def() == expected
 
 
-def test_master_is_this_task_and_differs_from_tf_by_its_grpc_scheme(monkeypatch):
+def test_master_is_this_task_bare_without_an_rpc_layer(monkeypatch):
+    # As TF: no rpc_layer anywhere, no scheme (the address as the cluster lists it).
     _set(monkeypatch, cluster=CLUSTER, task={"type": "ps", "index": 0})
     r = TFConfigClusterResolver()
-    assert r.master() == "grpc://ps0:2222"                 # TF: "ps0:2222"
-    assert r.master("worker", 1) == "grpc://worker1:2222"  # TF: "worker1:2222"
+    assert r.master() == "ps0:2222"
+    assert r.master("worker", 1) == "worker1:2222"
+    assert r.master("worker", 1, rpc_layer="grpc") == "grpc://worker1:2222"
 
 
 def test_session_master_wins(monkeypatch):

@@ -6,7 +6,7 @@ TFJob, SageMaker and Vertex AI set (parsed by `tensorweave.distributed.tf_config
 
 Example:
     >>> # TF_CONFIG='{"cluster": {"ps": ["p0:2222"], "worker": ["w0:2222", "w1:2222"]},
-    >>> #             "task": {"type": "worker", "index": 1}}'
+    >>> #             "task": {"type": "worker", "index": 1}, "rpc_layer": "grpc"}'
     >>> resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     >>> resolver.task_type, resolver.task_id, resolver.master()
     ('worker', 1, 'grpc://w1:2222')
@@ -23,9 +23,6 @@ from tensorweave.distributed.tf_config import load_tf_config, parse_tf_config
 
 __all__ = ["ClusterResolver", "SimpleClusterResolver", "TFConfigClusterResolver",
            "format_master_url"]
-
-# tensorweave has one RPC layer; a bare "host:port" is not a valid session target.
-_DEFAULT_RPC_LAYER = "grpc"
 
 
 def format_master_url(master: str, rpc_layer: str | None = None) -> str:
@@ -138,8 +135,10 @@ class TFConfigClusterResolver(ClusterResolver):
         rpc_layer: overrides TF_CONFIG's "rpc_layer".
         environment: overrides TF_CONFIG's "environment".
 
-    Unlike TF, `master()` uses "grpc" when neither argument nor TF_CONFIG names an
-    rpc layer, so its result is always a usable session target.
+    As in TF, `master()` prefixes the task's address with the rpc layer (argument,
+    constructor or TF_CONFIG's "rpc_layer") and returns it bare when none is named:
+    set "rpc_layer": "grpc" in TF_CONFIG (or pass rpc_layer="grpc") for a session
+    target.
 
     Raises:
         ValueError: (from its methods) when TF_CONFIG is malformed, naming what to fix.
@@ -206,7 +205,8 @@ class TFConfigClusterResolver(ClusterResolver):
 
     def master(self, task_type: str | None = None, task_id: int | None = None,
                rpc_layer: str | None = None) -> str:
-        """The session target of a task (default: this one), e.g. "grpc://w1:2222".
+        """The address of a task (default: this one) with its rpc layer: "grpc://w1:2222",
+        or "w1:2222" when no rpc layer is named (as TF).
 
         As in TF, TF_CONFIG's "session_master" wins when set, and a cluster of one
         task (or none) means a local run: "" (an in-process session). Returns ""
@@ -226,4 +226,4 @@ class TFConfigClusterResolver(ClusterResolver):
         if task_type is None or task_id is None:
             return ""
         address = self.cluster_spec().task_address(task_type, task_id)
-        return format_master_url(address, rpc_layer or self.rpc_layer or _DEFAULT_RPC_LAYER)
+        return format_master_url(address, rpc_layer or self.rpc_layer)

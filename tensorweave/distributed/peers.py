@@ -76,15 +76,18 @@ def local_server(address: str) -> Any:
         return _local.get(address_key(address))
 
 
-def connect(address: str, task: str, service: str, credentials: Any = None) -> Peer:
+def connect(address: str, task: str, service: str, credentials: Any = None,
+            in_process: bool = True) -> Peer:
     """A peer for `service` ("tensorweave.Worker" or "tensorweave.Master") of the
     task at `address` (`task` names it in errors), proving itself with `credentials`
-    (transport.credentials.Credentials; None: this process's default).
+    (transport.credentials.Credentials; None: this process's default). A server of
+    this process is called directly unless `in_process` is False (then through a
+    transport, as a remote one: ConfigProto.rpc_options.use_rpc_for_inprocess_master).
 
     Raises:
         UnavailableError: when no transport can reach the address.
     """
-    local = local_server(address)
+    local = local_server(address) if in_process else None
     if local is not None:
         return InProcessPeer(local.service(service), task or address)
     for name in transports():

@@ -145,9 +145,9 @@ class Server:
 
     @staticmethod
     def create_local_server(config: ConfigProto | None = None, start: bool = True) -> "Server":
-        """A one-task cluster ("localhost" job) on a free loopback port."""
+        """A one-task cluster (job "local", as TF) on a free loopback port."""
         from tensorweave.distributed.topology import free_ports
-        return Server({"localhost": [f"localhost:{free_ports(1)[0]}"]}, job_name="localhost",
+        return Server({"local": [f"localhost:{free_ports(1)[0]}"]}, job_name="local",
                       task_index=0, config=config, start=start)
 
     @property

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from tensorweave.client.session import register_session_backend
 from tensorweave.distributed import peers
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.protocol.methods import MASTER_SERVICE
+from tensorweave.framework import errors
 from tensorweave.framework.proto.config_pb2 import ConfigProto
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.runtime.step import StepState
@@ -34,7 +37,11 @@ class GrpcSessionRuntime:
         self.config = config
         self._lock = threading.Lock()
         _open_runtimes.add(self)
-        self._master = peers.connect(self.address, self.address, MASTER_SERVICE)
+        # RPCOptions.use_rpc_for_inprocess_master: as TF, go through the RPC stack even
+        # to a server of this process (tests of the wire path ask for it).
+        self._master = peers.connect(
+            self.address, self.address, MASTER_SERVICE,
+            in_process=not config.rpc_options.use_rpc_for_inprocess_master)
         if isinstance(self._master, peers.InProcessPeer):
             self.handle = self._master.service.create_session_from_graph(graph, config)
             self._sent = None  # the master shares our Graph object
@@ -52,8 +59,12 @@ class GrpcSessionRuntime:
             return
         gd = graph_to_graph_def(self.graph, add_sites=True)
         if not self.handle:
-            resp, _ = self._master.call("create_session", pb.CreateSessionRequest(
-                graph_def=gd, config=self.config, target=self.address), timeout=self._timeout())
+            request = pb.CreateSessionRequest(graph_def=gd, config=self.config,
+                                              target=self.address)
+            resp = _call_until_deadline(
+                lambda: self._master.call("create_session", request,
+                                          timeout=self._timeout())[0],
+                self.config.operation_timeout_in_ms, f"creating a session on {self.address}")
             self.handle = resp.session_handle
         else:
             new = type(gd)()
@@ -113,17 +124,45 @@ class GrpcSessionRuntime:
         self._master.close()
 
 
+def _call_until_deadline(call: Callable[[], Any], timeout_ms: int, what: str) -> Any:
+    """`call()`, retried while the master is unreachable until `timeout_ms` has passed.
+
+    As TF's master client (it waits for the channel and retries UNAVAILABLE until
+    the call's deadline): with an operation timeout, a master that is not up yet
+    may still come up in time; one that never answers is DeadlineExceededError.
+    With no timeout (0), UnavailableError is raised at once.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
+    delay = 0.01
+    while True:
+        try:
+            return call()
+        except errors.UnavailableError as e:
+            if deadline is None:
+                raise
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise errors.DeadlineExceededError(
+                    None, None, f"{what}: no master answered within the operation timeout "
+                    f"of {timeout_ms} ms (ConfigProto.operation_timeout_in_ms); last error: "
+                    f"{e.message}") from None
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 0.5)
+
+
 def _reset(target: str, containers: list[str] | None, config: Any) -> None:
     address = target.split("://", 1)[1]
-    master = peers.connect(address, address, MASTER_SERVICE)
     filters = list(config.device_filters) if config is not None else []
     ms = config.operation_timeout_in_ms if config is not None else 0
-    try:
-        master.call("reset", pb.ResetRequest(container=list(containers or []),
-                                             device_filters=filters),
-                    timeout=ms / 1000 if ms > 0 else None)
-    finally:
-        master.close()
+    request = pb.ResetRequest(container=list(containers or []), device_filters=filters)
+
+    def call() -> None:
+        master = peers.connect(address, address, MASTER_SERVICE)
+        try:
+            master.call("reset", request, timeout=ms / 1000 if ms > 0 else None)
+        finally:
+            master.close()
+    _call_until_deadline(call, ms, f"Session.reset({target!r})")
 
 
 # Programs that exit without closing their sessions (seed-style trainers) still close
