@@ -119,3 +119,18 @@ def test_map_and_batch_and_prefetch_dequeue_per_element():
         sess.run(q.enqueue_many([np.arange(100, 104, dtype=np.int64)]))
         assert _drain(sess, prefetched.make_initializable_iterator(), 4) == \
             [100, 101, 102, 103]
+
+
+def test_table_lookup_inside_map_and_cond_runs_per_call():
+    table = tf.lookup.index_table_from_tensor(tf.constant(["a", "b"]), num_oov_buckets=0)
+    ds = tf.data.Dataset.from_tensor_slices(tf.constant(["b", "a", "zz"])).map(
+        lambda s: (table.lookup(s), table.size()))
+    it = ds.make_initializable_iterator()
+    flag = tf.placeholder(tf.bool, [])
+    picked = tf.cond(flag, lambda: table.lookup(tf.constant("b")),
+                     lambda: tf.constant(-5, tf.int64))
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        assert [tuple(int(v) for v in e) for e in _drain(sess, it, 3)] == [(1, 2), (0, 2),
+                                                                           (-1, 2)]
+        assert sess.run(picked, {flag: True}) == 1 and sess.run(picked, {flag: False}) == -5

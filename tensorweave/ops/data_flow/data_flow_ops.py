@@ -27,6 +27,7 @@ from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.ops.data_flow import queue_kernels  # noqa: F401 - registers the ops
 from tensorweave.ops.data_flow.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
+from tensorweave.ops.body_handles import handle_for_default_graph
 from tensorweave.ops.random.random_ops import get_seed
 
 
@@ -78,28 +79,13 @@ class QueueBase:
 
         Ops go into the default graph when it is a cond/while body inside the
         queue's graph (`tf.cond(p, lambda: q.enqueue(x), tf.no_op)` must enqueue when
-        the branch runs, not once outside it). A reference reaches a body only as a
-        snapshot, so there the body gets its own queue op naming the same resource
-        (shared_name: the outer op's, or its node name, the resource's key).
+        the branch runs, not once outside it), with the body's own handle on the same
+        queue (ops/body_handles.py).
         """
-        g, ref = get_default_graph(), self._queue_ref
-        outer = getattr(g, "outer_graph", None)
-        while outer is not None and outer is not ref.graph:
-            outer = getattr(outer, "outer_graph", None)
-        if g is ref.graph or outer is None:
-            return ref.graph, ref
-        local = self._body_refs.get(g)
-        if local is None:
-            op = ref.op
-            if op.type not in ("FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue"):
-                raise ValueError(f"Queue {self.name} (op {op.type}) cannot be used inside a "
-                                 "cond or while body; use it outside, or the queue itself "
-                                 "rather than QueueBase.from_list.")
-            attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
-            attrs["shared_name"] = op.get_attr("shared_name") or op.name
-            local = self._body_refs[g] = g.create_op(
-                op.type, [], attrs, name=_basename(op.name) + "_ref").outputs[0]
-        return g, local
+        return handle_for_default_graph(
+            self._queue_ref, self._body_refs, {"FIFOQueue", "PaddingFIFOQueue",
+                                               "RandomShuffleQueue"},
+            f"Queue {self.name} (use the queue itself rather than QueueBase.from_list)")
 
     @staticmethod
     def from_list(index: Any, queues: Sequence["QueueBase"]) -> "QueueBase":

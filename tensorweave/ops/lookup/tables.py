@@ -24,6 +24,7 @@ from tensorweave.framework.graph_defaults import GraphKeys, add_to_collection, n
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.ops.body_handles import handle_for_default_graph
 from tensorweave.ops.lookup import table_ops
 
 __all__ = ["FastHashSpec", "HashTable", "HasherSpec", "InitializableLookupTableBase",
@@ -114,6 +115,7 @@ class InitializableLookupTableBase(LookupInterface):
                  name: str) -> None:
         super().__init__(key_dtype, value_dtype, name)
         self._table_ref = table_ref
+        self._body_refs: dict[Any, Tensor] = {}
         with table_ref.graph.as_default():
             self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype,
                                                     name="default_value")
@@ -121,6 +123,13 @@ class InitializableLookupTableBase(LookupInterface):
             raise ValueError(f"default_value of table {name} must be a scalar, got shape "
                              f"{self._default_value.shape}")
         self._init = initializer.initialize(self)
+
+    def _graph_and_handle(self) -> tuple[Any, Tensor]:
+        """Where this table's ops go: the default graph when it is a function body (a
+        dataset map, a cond branch) inside the table's graph, so a lookup runs per call,
+        with the body's own handle on the same table (ops/body_handles.py)."""
+        return handle_for_default_graph(self._table_ref, self._body_refs, {"HashTable"},
+                                        f"Table {self._name}")
 
     @property
     def table_ref(self) -> Tensor:
@@ -140,8 +149,9 @@ class InitializableLookupTableBase(LookupInterface):
 
     def size(self, name: str | None = None) -> Tensor:
         """The number of entries (int64 scalar; 0 before initialization)."""
-        with self._table_ref.graph.as_default():
-            return table_ops.lookup_table_size(self._table_ref, name=name or f"{self._name}_Size")
+        g, handle = self._graph_and_handle()
+        with g.as_default():
+            return table_ops.lookup_table_size(handle, name=name or f"{self._name}_Size")
 
     def lookup(self, keys: Any, name: str | None = None) -> Any:
         """The values of `keys` (a Tensor or SparseTensor), `default_value` for keys not
@@ -155,9 +165,9 @@ class InitializableLookupTableBase(LookupInterface):
         if key_tensor.dtype.base_dtype != self._key_dtype:
             raise TypeError(f"Signature mismatch. Keys must be dtype {self._key_dtype.name}, "
                             f"got {key_tensor.dtype.name}.")
-        with self._table_ref.graph.as_default():
-            values = table_ops.lookup_table_find(self._table_ref, key_tensor,
-                                                 self._default_value,
+        g, handle = self._graph_and_handle()
+        with g.as_default():
+            values = table_ops.lookup_table_find(handle, key_tensor, self._default_value,
                                                  name=name or f"{self._name}_Lookup")
         return SparseTensor(keys.indices, values, keys.dense_shape) if sparse else values
 
