@@ -99,7 +99,12 @@ from tensorweave import losses as losses
 
 # --- variables + train (owner: training helper) ---
 from tensorweave.ops.state.scatter_ops import (
-    scatter_add as scatter_add, scatter_sub as scatter_sub, scatter_update as scatter_update)
+    scatter_add as scatter_add, scatter_div as scatter_div, scatter_max as scatter_max,
+    scatter_min as scatter_min, scatter_mul as scatter_mul, scatter_sub as scatter_sub,
+    scatter_update as scatter_update)
+from tensorweave.ops.state.scatter_nd_ops import (
+    batch_scatter_update as batch_scatter_update, scatter_nd_add as scatter_nd_add,
+    scatter_nd_sub as scatter_nd_sub, scatter_nd_update as scatter_nd_update)
 from tensorweave.ops.state.state_ops import (
     assign as assign, assign_add as assign_add, assign_sub as assign_sub)
 from tensorweave.ops.state.variables import (

@@ -2450,6 +2450,50 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             'T': ('type', False),
             'Tindices': ('type', False),
             'use_locking': ('bool', True),}),
+    'ScatterDiv': (
+        (
+            ('ref', 'T', '', '', 0, True),
+            ('indices', 'Tindices', '', '', 0, False),
+            ('updates', 'T', '', '', 0, False),),
+        (
+            ('output_ref', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'Tindices': ('type', False),
+            'use_locking': ('bool', True),}),
+    'ScatterMax': (
+        (
+            ('ref', 'T', '', '', 0, True),
+            ('indices', 'Tindices', '', '', 0, False),
+            ('updates', 'T', '', '', 0, False),),
+        (
+            ('output_ref', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'Tindices': ('type', False),
+            'use_locking': ('bool', True),}),
+    'ScatterMin': (
+        (
+            ('ref', 'T', '', '', 0, True),
+            ('indices', 'Tindices', '', '', 0, False),
+            ('updates', 'T', '', '', 0, False),),
+        (
+            ('output_ref', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'Tindices': ('type', False),
+            'use_locking': ('bool', True),}),
+    'ScatterMul': (
+        (
+            ('ref', 'T', '', '', 0, True),
+            ('indices', 'Tindices', '', '', 0, False),
+            ('updates', 'T', '', '', 0, False),),
+        (
+            ('output_ref', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'Tindices': ('type', False),
+            'use_locking': ('bool', True),}),
     'ScatterNd': (
         (
             ('indices', 'Tindices', '', '', 0, False),
@@ -2460,6 +2504,42 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
         {
             'T': ('type', False),
             'Tindices': ('type', False),
+            'bad_indices_policy': ('string', True),}),
+    'ScatterNdAdd': (
+        (
+            ('ref', 'T', '', '', 0, True),
+            ('indices', 'Tindices', '', '', 0, False),
+            ('updates', 'T', '', '', 0, False),),
+        (
+            ('output_ref', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'Tindices': ('type', False),
+            'use_locking': ('bool', True),
+            'bad_indices_policy': ('string', True),}),
+    'ScatterNdSub': (
+        (
+            ('ref', 'T', '', '', 0, True),
+            ('indices', 'Tindices', '', '', 0, False),
+            ('updates', 'T', '', '', 0, False),),
+        (
+            ('output_ref', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'Tindices': ('type', False),
+            'use_locking': ('bool', True),
+            'bad_indices_policy': ('string', True),}),
+    'ScatterNdUpdate': (
+        (
+            ('ref', 'T', '', '', 0, True),
+            ('indices', 'Tindices', '', '', 0, False),
+            ('updates', 'T', '', '', 0, False),),
+        (
+            ('output_ref', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'Tindices': ('type', False),
+            'use_locking': ('bool', True),
             'bad_indices_policy': ('string', True),}),
     'ScatterSub': (
         (

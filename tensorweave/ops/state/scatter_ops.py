@@ -1,4 +1,6 @@
-"""Sparse variable updates: ScatterAdd, ScatterSub, ScatterUpdate (stanzas and wrappers).
+"""Sparse variable updates by rows: ScatterAdd, ScatterSub, ScatterMul, ScatterDiv,
+ScatterMax, ScatterMin, ScatterUpdate (stanzas and wrappers); by N-d index:
+scatter_nd_ops.py.
 
 Example:
     >>> v = tf.Variable(tf.zeros([4, 2]))
@@ -62,8 +64,21 @@ def _scatter_set(cur: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> None:
     cur[idx] = upd
 
 
+def _scatter_div(cur: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> None:
+    if cur.dtype.kind in "iu":   # C++ integer division truncates toward zero
+        for i, u in zip(idx.reshape(-1), upd.reshape((-1,) + cur.shape[1:])):
+            q = np.abs(cur[i]) // np.abs(u)
+            cur[i] = np.where((cur[i] < 0) != (u < 0), -q, q)
+    else:
+        np.divide.at(cur, idx, upd)
+
+
 scatter_add_op = _scatter_op("ScatterAdd", np.add.at)       # duplicates accumulate
 scatter_sub_op = _scatter_op("ScatterSub", np.subtract.at)
+scatter_mul_op = _scatter_op("ScatterMul", np.multiply.at)
+scatter_div_op = _scatter_op("ScatterDiv", _scatter_div)
+scatter_max_op = _scatter_op("ScatterMax", np.maximum.at)
+scatter_min_op = _scatter_op("ScatterMin", np.minimum.at)
 scatter_update_op = _scatter_op("ScatterUpdate", _scatter_set)
 
 
@@ -107,4 +122,45 @@ def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = Tru
     return _scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
 
 
-__all__ = ["scatter_add", "scatter_sub", "scatter_update"]
+def scatter_mul(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    """`tf.scatter_mul`: `ref[indices[i]] *= updates[i]`; duplicate indices multiply.
+
+    Example:
+        >>> tf.scatter_mul(v, [0], [2.0])
+    """
+    return _scatter("ScatterMul", ref, indices, updates, use_locking, name)
+
+
+def scatter_div(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    """`tf.scatter_div`: `ref[indices[i]] /= updates[i]` (integers truncate, as TF).
+
+    Example:
+        >>> tf.scatter_div(v, [0], [2.0])
+    """
+    return _scatter("ScatterDiv", ref, indices, updates, use_locking, name)
+
+
+def scatter_max(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    """`tf.scatter_max`: `ref[indices[i]] = max(ref[indices[i]], updates[i])`.
+
+    Example:
+        >>> tf.scatter_max(v, [0, 1], [5.0, -1.0])
+    """
+    return _scatter("ScatterMax", ref, indices, updates, use_locking, name)
+
+
+def scatter_min(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    """`tf.scatter_min`: `ref[indices[i]] = min(ref[indices[i]], updates[i])`.
+
+    Example:
+        >>> tf.scatter_min(v, [0], [0.5])
+    """
+    return _scatter("ScatterMin", ref, indices, updates, use_locking, name)
+
+
+__all__ = ["scatter_add", "scatter_sub", "scatter_mul", "scatter_div", "scatter_max",
+           "scatter_min", "scatter_update"]

@@ -24,6 +24,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.state import scatter_ops, state_ops
+from tensorweave.ops.state.variable_methods import install_update_methods
 from tensorweave.ops.data_flow.count_ops import count_up_to as _count_up_to
 from tensorweave.ops.state import variable_def as _variable_def
 from tensorweave.framework import meta_graph as _meta_graph
@@ -331,6 +332,9 @@ for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
             "__abs__", "__invert__", "__and__", "__rand__", "__or__", "__ror__", "__xor__",
             "__rxor__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__"):
     setattr(Variable, _op, _delegate(_op))
+
+
+install_update_methods(Variable)  # scatter_mul/div/max/min, scatter_nd_*, batch_scatter_update
 
 
 def _to_tensor(v: Variable, dtype: Any = None, name: str | None = None,
