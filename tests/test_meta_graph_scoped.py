@@ -173,3 +173,13 @@ def test_queue_runner_proto_round_trip():
     legacy = tf.train.QueueRunner.from_proto(proto)
     assert legacy.queue_closed_exception_types == (tf.errors.OutOfRangeError,)
     assert qr.to_proto(export_scope="elsewhere") is None
+
+
+def test_named_objects_in_other_collections_are_listed_by_name():
+    v = tf.Variable(1.0, name="v0")
+    tf.add_to_collection("my_vars", v)
+    mg = tf.train.export_meta_graph()
+    assert list(mg.collection_def["my_vars"].node_list.value) == ["v0:0"]
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(mg, import_scope="s")
+        assert [t.name for t in g.get_collection("my_vars")] == ["s/v0:0"]

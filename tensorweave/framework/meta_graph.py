@@ -162,6 +162,11 @@ def _add_collection(mg: Any, key: str, values: list[Any], keep: set[str] | None,
         col.float_list.value.extend(values)
     elif all(isinstance(v, any_pb2.Any) for v in values):
         col.any_list.value.extend(values)
+    elif all(isinstance(getattr(v, "name", None), str) for v in values):
+        # As TF: anything else with a graph name (a Variable outside the variable
+        # collections, ...) is listed by name, and reads back as that graph element.
+        col.node_list.value.extend(strip_name_scope(v.name, export_scope) for v in values
+                                   if keep is None or v.name.split(":")[0] in keep)
     else:
         _warn_collection(key, ", ".join(sorted({type(v).__name__ for v in values})))
         return

@@ -36,65 +36,19 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
 from tensorweave.framework import errors
 from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.io import io_ops, tf_checkpoint_ops
 from tensorweave.framework.proto import saver_pb2
 from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework import meta_graph_scoped as _scoped
 from tensorweave.ops.array.core_ops import placeholder_with_default
 from tensorweave.framework import checkpoint_format as _io
+from tensorweave.train.saver_entries import save_entries
 from tensorweave.train.checkpoint_management import (_older_checkpoints, meta_graph_filename,
                                                      update_checkpoint_state)
 
 _log = logging.getLogger("tensorweave.train.saver")
-
-
-def _ref(var: Any) -> Tensor:
-    ref = var._ref() if hasattr(var, "_ref") else var
-    if not isinstance(ref, Tensor) or not ref.dtype.is_ref_dtype:
-        raise TypeError(f"Saver can only save variables; got {var!r}. Pass tf.Variable objects.")
-    return ref
-
-
-def _entries(var_list: Any) -> list[io_ops.SaveEntry]:
-    if var_list is None:
-        g = get_default_graph()
-        var_list = g.get_collection(GraphKeys.GLOBAL_VARIABLES) + \
-            g.get_collection(GraphKeys.SAVEABLE_OBJECTS)
-    items: list[tuple[str | None, Any]] = list(var_list.items()) \
-        if isinstance(var_list, dict) else [(None, v) for v in var_list]
-    out: dict[str, io_ops.SaveEntry] = {}
-    seen: set[int] = set()
-    for name, var in _expand_partitioned(items):
-        ref = _ref(var)
-        if name is None and id(ref.op) in seen:
-            continue  # the same variable twice in a collection list
-        seen.add(id(ref.op))
-        info = getattr(var, "_save_slice_info", None)
-        key = name or ref.op.name
-        if info is not None and name is not None and "/part_" in name:
-            info = SaveSliceInfo(name.rsplit("/part_", 1)[0], info.full_shape,
-                                 info.var_offset, info.var_shape)
-        if key in out:
-            raise ValueError(f"Two variables would be saved as {key!r}; pass a dict name->var "
-                             "to the Saver to give them distinct names.")
-        out[key] = io_ops.SaveEntry(key, ref, info.spec() if info is not None else "")
-    return list(out.values())
-
-
-def _expand_partitioned(items: list[tuple[str | None, Any]]) -> list[tuple[str | None, Any]]:
-    # A PartitionedVariable saves as its parts: "<name>/part_<i>", slices of <name>.
-    out: list[tuple[str | None, Any]] = []
-    for name, var in items:
-        parts = getattr(var, "_get_variable_list", None)
-        if parts is None:
-            out.append((name, var))
-        else:
-            out += [(f"{name}/part_{i}" if name else None, p) for i, p in enumerate(parts())]
-    return out
 
 
 class Saver:
@@ -189,7 +143,7 @@ class Saver:
         """Adds the save and restore ops to the graph (once)."""
         if self._built:
             return
-        entries = _entries(self._var_list)
+        entries = save_entries(self._var_list)
         self._graph = entries[0].ref.graph if entries else get_default_graph()
         self._empty = not entries
         if self._empty and not self._allow_empty:

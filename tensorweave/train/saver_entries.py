@@ -1,0 +1,79 @@
+"""What a `tf.train.Saver` saves: checkpoint entries of its variables (and partitions).
+
+A PartitionedVariable saves as its parts, "<name>/part_<i>", each a slice of
+<name> (its SaveSliceInfo); a variable listed twice is saved once.
+
+Example:
+    >>> [e.name for e in save_entries(None)]
+    ['global_step', 'w']
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.tensor import Tensor
+from tensorweave.ops.io import io_ops
+from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
+
+
+def _ref(var: Any) -> Tensor:
+    ref = var._ref() if hasattr(var, "_ref") else var
+    if not isinstance(ref, Tensor) or not ref.dtype.is_ref_dtype:
+        raise TypeError(f"Saver can only save variables; got {var!r}. Pass tf.Variable objects.")
+    return ref
+
+
+def save_entries(var_list: Any) -> list[io_ops.SaveEntry]:
+    """What a Saver over `var_list` saves: one entry per variable or partition.
+
+    Args:
+        var_list: None (all global variables and SAVEABLE_OBJECTS), a list (saved
+            under their op names) or a dict name -> variable.
+
+    Raises:
+        TypeError: for an object that is not a variable (named).
+        ValueError: if two variables would be saved under one name.
+
+    Example:
+        >>> [e.name for e in save_entries({"weights": w})]
+        ['weights']
+    """
+    if var_list is None:
+        g = get_default_graph()
+        var_list = g.get_collection(GraphKeys.GLOBAL_VARIABLES) + \
+            g.get_collection(GraphKeys.SAVEABLE_OBJECTS)
+    items: list[tuple[str | None, Any]] = list(var_list.items()) \
+        if isinstance(var_list, dict) else [(None, v) for v in var_list]
+    out: dict[str, io_ops.SaveEntry] = {}
+    seen: set[int] = set()
+    for name, var in _expand_partitioned(items):
+        ref = _ref(var)
+        if name is None and id(ref.op) in seen:
+            continue  # the same variable twice in a collection list
+        seen.add(id(ref.op))
+        info = getattr(var, "_save_slice_info", None)
+        key = name or ref.op.name
+        if info is not None and name is not None and "/part_" in name:
+            info = SaveSliceInfo(name.rsplit("/part_", 1)[0], info.full_shape,
+                                 info.var_offset, info.var_shape)
+        if key in out:
+            raise ValueError(f"Two variables would be saved as {key!r}; pass a dict name->var "
+                             "to the Saver to give them distinct names.")
+        out[key] = io_ops.SaveEntry(key, ref, info.spec() if info is not None else "")
+    return list(out.values())
+
+
+def _expand_partitioned(items: list[tuple[str | None, Any]]) -> list[tuple[str | None, Any]]:
+    # A PartitionedVariable saves as its parts: "<name>/part_<i>", slices of <name>.
+    out: list[tuple[str | None, Any]] = []
+    for name, var in items:
+        parts = getattr(var, "_get_variable_list", None)
+        if parts is None:
+            out.append((name, var))
+        else:
+            out += [(f"{name}/part_{i}" if name else None, p) for i, p in enumerate(parts())]
+    return out
+
+
+__all__ = ["save_entries"]
