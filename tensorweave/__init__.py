@@ -49,6 +49,14 @@ from tensorweave.framework.proto.config_pb2 import (
 from tensorweave.framework.proto.debug_pb2 import (
     DebugOptions as DebugOptions, DebugTensorWatch as DebugTensorWatch)
 from tensorweave.framework.proto.rewriter_config_pb2 import RewriterConfig as RewriterConfig
+# The other protocol messages TF 1.x exports at its root (tf.GraphDef, tf.NodeDef, ...).
+from tensorweave.framework.proto.graph_pb2 import (
+    AttrValue as AttrValue, GraphDef as GraphDef, NameAttrList as NameAttrList,
+    NodeDef as NodeDef)
+from tensorweave.framework.proto.meta_graph_pb2 import TensorInfo as TensorInfo
+from tensorweave.framework.proto.summary_pb2 import (
+    HistogramProto as HistogramProto, LogMessage as LogMessage, SessionLog as SessionLog,
+    SummaryMetadata as SummaryMetadata)
 
 # --- math (owner: math helper) ---
 import tensorweave.ops.math.math_ops  # installs the Tensor operators (+ - * / ...)

@@ -62,10 +62,15 @@ def test_bytes_written_with_tf_numbers_parse_back():
 def test_public_names_are_tfs_plus_the_debug_and_rewriter_messages():
     # tf.compat.v1 exports these protos by name; the debug/rewriter ones sit beside them.
     for name in ("ConfigProto", "GPUOptions", "GraphOptions", "OptimizerOptions",
-                 "RunOptions", "RunMetadata", "DebugTensorWatch", "DebugOptions",
-                 "RewriterConfig"):
-        assert isinstance(getattr(tf, name)(), object)
+                 "RunOptions", "RunMetadata", "AttrValue", "GraphDef", "NameAttrList",
+                 "NodeDef", "MetaGraphDef", "TensorInfo", "Event", "Summary",
+                 "SummaryMetadata", "HistogramProto", "LogMessage", "SessionLog",
+                 "DebugTensorWatch", "DebugOptions", "RewriterConfig"):
+        assert hasattr(getattr(tf, name), "FromString"), name
     assert tf.DebugTensorWatch is debug_pb2.DebugTensorWatch
+    # The same classes the library itself produces, not look-alikes.
+    assert type(tf.get_default_graph().as_graph_def()) is tf.GraphDef
+    assert tf.SessionLog is tf.summary.SessionLog
 
 
 def test_session_runs_with_every_sub_message_set():
