@@ -147,8 +147,9 @@ class Extractor:
         res = subprocess.run([self.tf_python, "-c", code], check=True, capture_output=True,
                              text=True)
         found = json.loads(res.stdout.strip().splitlines()[-1])
+        # TF 2's gen modules also hold CamelCase raw-op aliases, which 1.15's did not.
         names = {n: tuple(p) for n, p in found.items()
-                 if n.replace("_", "").lower() in ops}
+                 if n == n.lower() and n.replace("_", "").lower() in ops}
         self._gen[module] = names
         return names
 

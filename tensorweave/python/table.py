@@ -20,7 +20,8 @@ _TRAIN = ("tensorweave.train", _R)
 MODULES: dict[str, tuple[str, ...]] = {
     # --- framework
     "framework.ops": (_R, "tensorweave.framework.graph", "tensorweave.framework.tensor",
-                      "tensorweave.framework.convert"),
+                      "tensorweave.framework.convert", "tensorweave.framework.graph_lookup",
+                      "tensorweave.framework.meta_graph", "tensorweave.framework.indexed_slices"),
     "framework.dtypes": ("tensorweave.framework.dtypes",),
     "framework.tensor_shape": ("tensorweave.framework.tensor_shape",),
     "framework.constant_op": (_R,),
@@ -28,7 +29,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "framework.errors": ("tensorweave.framework.errors",),
     "framework.errors_impl": ("tensorweave.framework.errors",),
     "framework.graph_io": ("tensorweave.train", "tensorweave.framework.graph_io"),
-    "framework.meta_graph": ("tensorweave.framework.meta_graph", "tensorweave.train"),
+    "framework.meta_graph": ("tensorweave.framework.meta_graph", "tensorweave.train",
+                             "tensorweave.framework.meta_graph_scoped",
+                             "tensorweave.framework.op_list"),
     "framework.importer": (_R, "tensorweave.framework.graph_io"),
     "framework.random_seed": (_R, "tensorweave.ops.random.random_ops"),
     "framework.device": ("tensorweave.framework.device",),
@@ -42,9 +45,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ops.gen_array_ops": (_R,),
     "ops.math_ops": (_R, "tensorweave.math"),
     "ops.gen_math_ops": (_R, "tensorweave.math"),
-    "ops.state_ops": (_R,),
-    "ops.gen_state_ops": (_R,),
-    "ops.variables": (_R, "tensorweave.ops.state.variables"),
+    "ops.state_ops": (_R, "tensorweave.ops.state.scatter_ops",
+                      "tensorweave.ops.state.scatter_nd_ops"),
+    "ops.gen_state_ops": (_R, "tensorweave.ops.state.scatter_ops",
+                          "tensorweave.ops.state.scatter_nd_ops"),
+    "ops.variables": (_R, "tensorweave.ops.state.variables",
+                      "tensorweave.ops.state.partitioned_variables"),
     "ops.variable_scope": (_R, "tensorweave.ops.state.variable_scope"),
     "ops.resource_variable_ops": (_R,),
     "ops.init_ops": ("tensorweave.ops.state.init_ops", _R),
@@ -91,7 +97,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ops.summary_op_util": ("tensorweave.summary.summary",),
     # --- training
     "training.training": _TRAIN,
-    "training.slot_creator": ("tensorweave.train.optimizer",),
+    "training.slot_creator": ("tensorweave.train.slot_creator",),
     "training.session_run_hook": ("tensorweave.train", "tensorweave.train.session_run_hook"),
     "training.basic_session_run_hooks": ("tensorweave.train",
                                          "tensorweave.train.basic_session_run_hooks"),
@@ -215,6 +221,20 @@ RENAMES: dict[str, str] = {
     "keras.engine.sequential.Sequential": "tensorweave.keras:Sequential",
 }
 
+# TF's file_io functions are its gfile functions under other spellings (gfile.Exists is
+# file_io.file_exists); the *_v2 forms take the same arguments in the same places.
+for _tf, _ours in {"file_exists": "Exists", "delete_file": "Remove", "create_dir": "MkDir",
+                   "recursive_create_dir": "MakeDirs", "delete_recursively": "DeleteRecursively",
+                   "is_directory": "IsDirectory", "list_directory": "ListDirectory",
+                   "get_matching_files": "Glob", "copy": "Copy", "rename": "Rename",
+                   "stat": "Stat"}.items():
+    RENAMES[f"lib.io.file_io.{_tf}"] = f"tensorweave.platform.gfile:{_ours}"
+    RENAMES[f"lib.io.file_io.{_tf}_v2"] = f"tensorweave.platform.gfile:{_ours}"
+RENAMES["lib.io.file_io.FileIO"] = "tensorweave.platform.gfile:GFile"
+_FILE_IO_V2 = {f"lib.io.file_io.{n}_v2" for n in (
+    "file_exists", "delete_file", "create_dir", "recursive_create_dir", "delete_recursively",
+    "is_directory", "list_directory", "get_matching_files", "copy", "rename", "stat")}
+
 # Functions whose required parameters are named differently from TF's but mean the
 # same in the same positions (a positional call is the same call). Any other name
 # mismatch makes the TF name "not built": `gen_array_ops.split(axis, value, ...)`
@@ -233,4 +253,4 @@ SAME_POSITIONS: frozenset[str] = frozenset({
     "ops.gen_array_ops.pad",
     "ops.gen_array_ops.transpose",
     "ops.gen_array_ops.strided_slice",
-})
+} | _FILE_IO_V2)
