@@ -88,6 +88,12 @@ def test_int64_shapes_at_run_time():
                                    tf.identity(big_shape)], {p: np.zeros((2, 3), np.float32)})
     assert shp.dtype == np.int64 and shp.tolist() == [2, 3] and int(n) == 6
     assert echoed.tolist() == [BIG, 7]
+    dims64 = tf.constant([2, 3], tf.int64)
+    filled = tf.fill(dims64, 1.5)
+    reshaped = tf.reshape(tf.range(6), tf.constant([3, -1], tf.int64))
+    with tf.Session() as sess:
+        f, r = sess.run([filled, reshaped])
+    assert f.shape == (2, 3) and r.shape == (3, 2)
 
 
 def test_wire_keeps_int64_shapes_and_values():

@@ -67,3 +67,12 @@ def test_unknown_dimension_where_a_number_is_needed(x):
         tf.split(x, x.shape[0], axis=0)
     with pytest.raises(ValueError, match="unknown Dimension"):
         tf.zeros([x.shape[0], 2])
+
+
+def test_dimensions_as_cell_and_layer_sizes(x):
+    cell = tf.nn.rnn_cell.LSTMCell(x.shape[2])
+    outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    assert outputs.shape.as_list()[-1] == 4
+    image = tf.placeholder(tf.float32, [None, 5, 5, 2])
+    net = tf.contrib.slim.conv2d(image, image.get_shape()[-1], [3, 3])
+    assert net.shape.as_list() == [None, 5, 5, 2]

@@ -25,6 +25,7 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.nn import conv_ops, conv_wrappers, depthwise_ops, layer_ops, nn_ops, pool_ops
 from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.framework.tensor_shape import dimension_value
 
 
 # ---- helpers --------------------------------------------------------------------------
@@ -65,6 +66,7 @@ def _rank4(inputs: Any, nchw: bool, what: str) -> tuple[Tensor, int]:
 
 
 def _check_outputs(num_outputs: Any) -> int:
+    num_outputs = dimension_value(num_outputs)  # net.get_shape()[-1], as TF's conv takes
     if isinstance(num_outputs, bool) or not isinstance(num_outputs, numbers.Integral):
         raise ValueError(f"num_outputs should be an int, got {num_outputs!r}.")
     return int(num_outputs)

@@ -44,6 +44,7 @@ def _input_depth(cell: RNNCell, inputs_shape: TensorShape) -> int:
 
 
 def _check_units(cell: str, num_units: Any) -> int:
+    num_units = dimension_value(num_units)  # TF 1.x code passes x.shape[-1] as it is
     if isinstance(num_units, bool) or not isinstance(num_units, int) or num_units <= 0:
         raise ValueError(f"{cell}: num_units must be a positive int, got {num_units!r}")
     return num_units
