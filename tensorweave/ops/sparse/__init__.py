@@ -1,4 +1,5 @@
 """The sparse op family: SparseTensor ops (to_dense, reorder, reshape, concat, fill empty
-rows, slice, add, dense matmul) and the sorted-segment reductions; `sparse_ops` is the
+rows, slice, add, dense matmul), the sorted-segment reductions and the SparseTensorsMap ops
+(`sparse_map_ops`: where the TF1 batchers park SparseTensors); `sparse_ops` is the
 public entry (`tf.sparse_*`, `tf.sparse.*`).
 """
