@@ -52,6 +52,22 @@ def _required_positional(obj: Any) -> list[str] | None:
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
+def _public_names(module: types.ModuleType) -> list[str]:
+    """A module's own public names: its `__all__`, else the classes and functions defined
+    in tensorweave and the plain constants (not what it imported from elsewhere)."""
+    listed = getattr(module, "__all__", None)
+    if listed is not None:
+        return [n for n in listed if not n.startswith("_")]
+    out = []
+    for n, v in vars(module).items():
+        if n.startswith("_") or isinstance(v, types.ModuleType):
+            continue
+        if isinstance(v, (int, float, str, bytes, tuple, frozenset)) or str(
+                getattr(v, "__module__", "")).startswith("tensorweave"):
+            out.append(n)
+    return out
+
+
 class TFModule(types.ModuleType):
     """One of TF's `tensorflow.python.*` modules, its names served by ours."""
 
@@ -65,8 +81,7 @@ class TFModule(types.ModuleType):
         if rel in OURS_ONLY:  # TF's names are not in TF's repository: offer ours
             names: dict[str, tuple[str, ...] | None] = {}
             for src in OURS_ONLY[rel]:
-                names.update((n, None) for n in dir(importlib.import_module(src))
-                             if not n.startswith("_"))
+                names.update((n, None) for n in _public_names(importlib.import_module(src)))
             return names
         # The names table is big: read on first use, not when tensorweave is imported.
         from tensorweave.python.tf_names import NAMES

@@ -205,6 +205,14 @@ OURS_ONLY: dict[str, tuple[str, ...]] = {
     "estimator.training": ("tensorweave.estimator",),
     "estimator.export.export": ("tensorweave.estimator.export",),
     "estimator.inputs.numpy_io": ("tensorweave.estimator.inputs",),
+    "estimator.export.export_output": ("tensorweave.estimator.export_output",),
+    "estimator.exporter": ("tensorweave.estimator.exporter",),
+    "estimator.canned.dnn": ("tensorweave.estimator.canned.dnn",),
+    "estimator.canned.linear": ("tensorweave.estimator.canned.linear",),
+    "estimator.canned.dnn_linear_combined": ("tensorweave.estimator.canned.dnn_linear_combined",),
+    "estimator.canned.head": ("tensorweave.estimator.canned.head",),
+    "estimator.canned.metric_keys": ("tensorweave.estimator.canned.metric_keys",),
+    "estimator.canned.optimizers": ("tensorweave.estimator.canned.optimizers",),
 }
 
 # TF names whose tensorweave spelling differs: "tf module.name" -> "our module:attr".
