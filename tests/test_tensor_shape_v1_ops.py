@@ -76,3 +76,15 @@ def test_dimensions_as_cell_and_layer_sizes(x):
     image = tf.placeholder(tf.float32, [None, 5, 5, 2])
     net = tf.contrib.slim.conv2d(image, image.get_shape()[-1], [3, 3])
     assert net.shape.as_list() == [None, 5, 5, 2]
+
+
+def test_dimensions_index_and_slice_tensors(x):
+    d = x.shape[1]
+    assert x[:, :d - 1].shape.as_list() == [None, 2, 4]
+    assert x[:, d - 1].shape.as_list() == [None, 4]
+    assert x[..., :x.shape[2] // 2].shape.as_list() == [None, 3, 2]
+    with tf.Session() as sess:
+        got = sess.run(x[:, d - 1, :x.shape[2] - 1], {x: np.arange(24.).reshape(2, 3, 4)})
+    assert got.tolist() == [[8, 9, 10], [20, 21, 22]]
+    with pytest.raises(TypeError, match="unknown Dimension"):
+        x[x.shape[0]]

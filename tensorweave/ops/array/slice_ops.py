@@ -19,7 +19,8 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, unknown_shape, dimension_value
+from tensorweave.framework.tensor_shape import (
+    Dimension, TensorShape, dimension_value, unknown_shape)
 from tensorweave.ops.array.array_util import _create, _fold_if_known, _int_tensor
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.array_util import shape_from_tensor
@@ -363,10 +364,22 @@ def _is_int_index(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
+def _plain_index(k: Any) -> Any:
+    """An index with its Dimensions (`x[:, :x.shape[1] - 1]`, as TF 1.x takes) as ints."""
+    if isinstance(k, Dimension):
+        return int(k)
+    if isinstance(k, _pyslice_type) and any(
+            isinstance(p, Dimension) for p in (k.start, k.stop, k.step)):
+        return _pyslice(*(int(p) if isinstance(p, Dimension) else p
+                          for p in (k.start, k.stop, k.step)))
+    return k
+
+
 def _getitem(tensor: Tensor, key: Any) -> Tensor:
     """`tensor[key]` with ints, slices (any step), `...`, `tf.newaxis` and scalar tensors."""
     if not isinstance(key, tuple):
         key = (key,)
+    key = tuple(_plain_index(k) for k in key)
     begin, end, strides = [], [], []
     masks = dict.fromkeys(_MASKS, 0)
     for i, k in enumerate(key):
