@@ -3296,6 +3296,23 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             'ellipsis_mask': ('int', True),
             'new_axis_mask': ('int', True),
             'shrink_axis_mask': ('int', True),}),
+    'StridedSliceAssign': (
+        (
+            ('ref', 'T', '', '', 0, True),
+            ('begin', 'Index', '', '', 0, False),
+            ('end', 'Index', '', '', 0, False),
+            ('strides', 'Index', '', '', 0, False),
+            ('value', 'T', '', '', 0, False),),
+        (
+            ('output_ref', 'T', '', '', 0, True),),
+        {
+            'T': ('type', False),
+            'Index': ('type', False),
+            'begin_mask': ('int', True),
+            'end_mask': ('int', True),
+            'ellipsis_mask': ('int', True),
+            'new_axis_mask': ('int', True),
+            'shrink_axis_mask': ('int', True),}),
     'StridedSliceGrad': (
         (
             ('shape', 'Index', '', '', 0, False),

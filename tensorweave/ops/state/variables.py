@@ -24,6 +24,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.state import scatter_ops, state_ops
+from tensorweave.ops.state.slice_assign_ops import attach_slice_assign
 from tensorweave.ops.state.variable_methods import install_update_methods
 from tensorweave.ops.data_flow.count_ops import count_up_to as _count_up_to
 from tensorweave.ops.state import variable_def as _variable_def
@@ -330,8 +331,16 @@ for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
             "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
             "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
             "__abs__", "__invert__", "__and__", "__rand__", "__or__", "__ror__", "__xor__",
-            "__rxor__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__"):
+            "__rxor__", "__lt__", "__le__", "__gt__", "__ge__"):
     setattr(Variable, _op, _delegate(_op))
+
+
+def _getitem(self: Variable, key: Any) -> Tensor:
+    """`v[key]`: the slice of the value, with TF's `.assign(value)` onto that slice."""
+    return attach_slice_assign(self, _delegate("__getitem__")(self, key))
+
+
+setattr(Variable, "__getitem__", _getitem)  # noqa: B010 (a slice gets .assign)
 
 
 install_update_methods(Variable)  # scatter_mul/div/max/min, scatter_nd_*, batch_scatter_update
