@@ -103,3 +103,21 @@ def test_scope_partitioner_is_not_applied_to_slots():
 def test_a_primary_without_an_op_is_refused():
     with pytest.raises(TypeError, match="must be a Variable or a Tensor"):
         slot_creator.create_zeros_slot(np.zeros(2), "m")
+
+
+def test_moving_average_shadows_are_slots():
+    with tf.variable_scope("s"):
+        v = tf.Variable([1.0], name="v")                # op "s/v"
+        ema = tf.train.ExponentialMovingAverage(0.9)
+        ema.apply([v])
+    assert ema.average(v).op.name == "s/s/v/ExponentialMovingAverage"
+    r = ResourceVariable([2.0], name="r")
+    ema.apply([r])
+    assert is_resource_variable(ema.average(r))
+    # A tensor of run-time shape gets an average of that shape.
+    t = tf.placeholder_with_default(tf.constant([1.0, 3.0]), shape=[None], name="t")
+    update = ema.apply([t])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(update)
+        np.testing.assert_allclose(sess.run(ema.average(t)), [0.1, 0.3], rtol=1e-6)

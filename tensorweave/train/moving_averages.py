@@ -21,6 +21,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.array.array_ops import zeros
 from tensorweave.ops.control_flow.control_flow_ops import group
+from tensorweave.train.slot_creator import create_slot, create_zeros_slot
 from tensorweave.ops.state.variables import (
     Variable, global_variables, moving_average_variables, trainable_variables)
 
@@ -109,21 +110,20 @@ class ExponentialMovingAverage:
         return self._name
 
     def _make_shadow(self, var: Any) -> Variable:
+        # A slot of `var` (train/slot_creator.py), as TF 1.x: "<var>/<name>", made unique,
+        # prefixed by an enclosing variable scope, outside control dependencies.
         g = var.graph
-        shadow_name = f"{var.op.name}/{self._name}"
-        if isinstance(var, Variable):
-            # Starts at the variable's value, on the variable's device (its ps task).
-            with g.colocate_with(var.op):
-                shadow = Variable(var.initialized_value(), trainable=False, name=shadow_name)
-            g.add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
-            return shadow
-        shape = var.get_shape()
-        if not shape.is_fully_defined():
-            raise ValueError(f"ExponentialMovingAverage needs a fully defined shape to average "
-                             f"tensor {var.name}, got {shape}; set its shape first.")
-        dims, dtype = shape.as_list(), var.dtype.base_dtype
-        # A Tensor's average starts at zero and uses the current device scope.
-        return Variable(lambda: zeros(dims, dtype), trainable=False, name=shadow_name)
+        with g.as_default(), g.control_dependencies(None):
+            if isinstance(var, Variable):
+                # Starts at the variable's value, on the variable's device (its ps task).
+                shadow = create_slot(var, var.initialized_value(), self._name,
+                                     colocate_with_primary=True)
+                g.add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
+                return shadow
+            # A Tensor's average starts at zero; it lives with the tensor only when that
+            # is a variable's storage, else where the current device scope puts it.
+            return create_zeros_slot(var, self._name, colocate_with_primary=(
+                var.op.type in ("Variable", "VariableV2", "VarHandleOp")))
 
     def apply(self, var_list: Sequence[Any] | None = None) -> Operation:
         """Creates shadows for new entries of `var_list` and returns one op updating all.
