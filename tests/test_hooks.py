@@ -83,7 +83,7 @@ def test_timer_steps_and_secs():
     assert not ts.should_trigger_for_step(1)
     time.sleep(0.06)
     assert ts.should_trigger_for_step(1)
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="both every_secs and every_steps"):
         SecondOrStepTimer(every_secs=1, every_steps=1)
     with pytest.raises(ValueError, match="neither"):
         SecondOrStepTimer()
@@ -107,9 +107,9 @@ def test_stop_at_step_last_step_with_restored_step(graph):
 
 
 def test_stop_at_step_arguments(graph):
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(ValueError, match="One of num_steps or last_step must be specified"):
         StopAtStepHook()
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(ValueError, match="Only one of num_steps or last_step can be"):
         StopAtStepHook(num_steps=1, last_step=2)
     tf.Variable(1.0)
     with pytest.raises(RuntimeError, match="get_or_create_global_step"):

@@ -134,3 +134,63 @@ def test_file_writer_add_meta_graph_checks_its_type(tmp_path):
     writer.close()
     (ev,) = [e for e in _events(str(tmp_path)) if e.WhichOneof("what") == "meta_graph_def"]
     assert ev.step == 7
+
+
+def _stop_hook_after_first_run():
+    class Stop(tf.train.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            run_context.request_stop()
+    return Stop()
+
+
+@pytest.mark.parametrize("phrase, make", [
+    ("Either every_secs or every_steps should be provided",
+     lambda: tf.train.SecondOrStepTimer()),
+    ("Can not provide both every_secs and every_steps",
+     lambda: tf.train.SecondOrStepTimer(every_secs=1, every_steps=1)),
+    ("One of num_steps or last_step must be specified", lambda: tf.train.StopAtStepHook()),
+    ("Only one of num_steps or last_step can be specified",
+     lambda: tf.train.StopAtStepHook(num_steps=1, last_step=2)),
+    ("You cannot provide both saver and scaffold",
+     lambda: tf.train.CheckpointSaverHook("/tmp/unused", save_steps=1, saver=object(),
+                                          scaffold=Scaffold())),
+    ("exactly one of every_n_steps and every_n_secs should be provided",
+     lambda: tf.train.StepCounterHook(every_n_steps=None, every_n_secs=None)),
+    ("Exactly one of scaffold or summary_op must be provided",
+     lambda: tf.train.SummarySaverHook(save_steps=1, output_dir="/tmp/unused")),
+    ("Can not provide both checkpoint_dir and checkpoint_filename_with_path",
+     lambda: tf.train.SessionManager().prepare_session(
+         "", init_op=tf.no_op(), saver=object(), checkpoint_dir="/a",
+         checkpoint_filename_with_path="/b")),
+])
+def test_argument_errors_carry_tfs_phrase(phrase, make):
+    with pytest.raises(ValueError, match=phrase):
+        make()
+
+
+def test_run_after_should_stop_and_non_chief_services_in_tfs_words():
+    one = tf.constant(1)
+    hooked = HookedSession(tf.Session(), [_stop_hook_after_first_run()])
+    hooked.run(one)
+    with pytest.raises(RuntimeError, match="Run called even after should_stop requested"):
+        hooked.run(one)
+    with tf.device("/job:ps/task:0"):
+        tf.Variable(1.0)
+    sv = tf.train.Supervisor(is_chief=False)
+    with pytest.raises(RuntimeError, match="Only chief supervisor can start standard services"):
+        sv.start_standard_services(None)
+
+
+def test_hook_tensor_names_follow_tfs_rules():
+    pieces = tf.split(tf.constant([1, 2]), 2, name="pieces")
+    single = tf.identity(pieces[0], name="single")
+    with pytest.raises(ValueError, match="Name pieces is ambiguous"):
+        LoggingTensorHook(["pieces"], every_n_iter=1).begin()
+    hook = LoggingTensorHook(["single", "pieces:1"], every_n_iter=1)
+    hook.begin()   # an op name stands for its only output; "op:i" names one output
+    assert hook._current_tensors["single"] is single
+    other = tf.Graph()
+    with other.as_default():
+        elsewhere = tf.constant(0)
+    with pytest.raises(ValueError, match="should have graph attribute that is equal to"):
+        LoggingTensorHook([elsewhere], every_n_iter=1).begin()

@@ -239,7 +239,7 @@ def test_session_manager_prepare_session(graph, tmp_path):
     assert ok and sess2.run(step) == 1
     _, ok = sm.recover_session("", saver=saver, checkpoint_dir=str(tmp_path / "empty"))
     assert not ok
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="Can not provide both checkpoint_dir"):
         sm.prepare_session("", init_op=init, saver=saver, checkpoint_dir="a",
                            checkpoint_filename_with_path="b")
     with pytest.raises(ValueError, match="local_init_op"):

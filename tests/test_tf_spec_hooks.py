@@ -151,7 +151,7 @@ def test_stop_when_the_step_jumps_past_the_limit():
 
 
 def test_stop_at_step_argument_errors_and_missing_global_step():
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(ValueError, match="Only one of num_steps or last_step"):
         StopAtStepHook(num_steps=10, last_step=20)
     with pytest.raises(ValueError):
         StopAtStepHook()

@@ -96,7 +96,7 @@ def test_recover_from_a_checkpoint_file(graph, tmp_path, ready):
     sess, ok = sm.recover_session("", saver=tf.train.Saver({"v": v}),
                                   checkpoint_filename_with_path=path)
     assert ok and _initialized(sess, "v") and sess.run(v) == 1
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="Can not provide both checkpoint_dir"):
         sm.recover_session("", saver=tf.train.Saver({"v": v}), checkpoint_dir=str(tmp_path),
                            checkpoint_filename_with_path=path)
 

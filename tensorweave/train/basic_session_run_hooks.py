@@ -59,9 +59,13 @@ class StopAtStepHook(SessionRunHook):
     """
 
     def __init__(self, num_steps: int | None = None, last_step: int | None = None) -> None:
-        if (num_steps is None) == (last_step is None):
-            raise ValueError(f"StopAtStepHook needs exactly one of num_steps and last_step "
-                             f"(got num_steps={num_steps}, last_step={last_step}).")
+        if num_steps is None and last_step is None:
+            raise ValueError("One of num_steps or last_step must be specified (StopAtStepHook: "
+                             "num_steps runs this many more steps, last_step stops there).")
+        if num_steps is not None and last_step is not None:
+            raise ValueError(f"Only one of num_steps or last_step can be specified "
+                             f"(StopAtStepHook got num_steps={num_steps}, "
+                             f"last_step={last_step}).")
         self._num_steps = num_steps
         self._last_step: int | None = last_step
 

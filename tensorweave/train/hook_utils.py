@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.train import training_util
 from tensorweave.train.meta_graph_io import export_meta_graph
 
@@ -44,10 +43,12 @@ class SecondOrStepTimer:
 
     def __init__(self, every_secs: float | None = None, every_steps: int | None = None) -> None:
         if every_secs is None and every_steps is None:
-            raise ValueError("SecondOrStepTimer needs every_secs or every_steps; got neither.")
+            raise ValueError("Either every_secs or every_steps should be provided "
+                             "(SecondOrStepTimer got neither).")
         if every_secs is not None and every_steps is not None:
-            raise ValueError(f"SecondOrStepTimer takes every_secs or every_steps, not both "
-                             f"(got every_secs={every_secs}, every_steps={every_steps}).")
+            raise ValueError(f"Can not provide both every_secs and every_steps "
+                             f"(SecondOrStepTimer got every_secs={every_secs}, "
+                             f"every_steps={every_steps}); pass one.")
         self._every_secs = every_secs
         self._every_steps = every_steps
         self.reset()
@@ -114,14 +115,20 @@ def as_graph_element(obj: Any, graph: Any = None) -> Any:
     g = graph or get_default_graph()
     if isinstance(obj, str) and ":" not in obj:
         try:
-            return g.as_graph_element(obj + ":0", allow_tensor=True, allow_operation=False)
+            first = g.as_graph_element(obj + ":0", allow_tensor=True, allow_operation=False)
         except (KeyError, ValueError):
-            pass
-    element = g.as_graph_element(obj, allow_tensor=True, allow_operation=True)
-    if isinstance(element, (Tensor, Operation)) and element.graph is not g:
-        raise ValueError(f"{obj!r} is not an element of this graph; build the hook's tensors "
-                         "in the graph the monitored session runs.")
-    return element
+            first = None
+        if first is not None:
+            # As TF: an op name stands for its only output; with several it is ambiguous.
+            if len(first.op.outputs) > 1:
+                raise ValueError(f"Name {obj} is ambiguous, as this `Operation` has multiple "
+                                 f"outputs (at least 2): name one, e.g. '{obj}:0'.")
+            return first
+    if not isinstance(obj, str) and getattr(obj, "graph", g) is not g:
+        raise ValueError(f"Passed {obj!r} should have graph attribute that is equal to current "
+                         "graph: build the hook's tensors in the graph the monitored session "
+                         "runs.")
+    return g.as_graph_element(obj, allow_tensor=True, allow_operation=True)
 
 
 # ---- summary writers, shared per directory like TF's FileWriterCache ------------------

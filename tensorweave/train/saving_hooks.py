@@ -106,7 +106,8 @@ class CheckpointSaverHook(SessionRunHook):
                  checkpoint_basename: str = "model.ckpt", scaffold: Any = None,
                  listeners: list[CheckpointSaverListener] | None = None) -> None:
         if saver is not None and scaffold is not None:
-            raise ValueError("CheckpointSaverHook takes a saver or a scaffold, not both.")
+            raise ValueError("You cannot provide both saver and scaffold (CheckpointSaverHook "
+                             "uses the scaffold's saver when no saver is given).")
         self._saver = saver
         self._checkpoint_dir = checkpoint_dir
         self._save_path = os.path.join(checkpoint_dir, checkpoint_basename)
@@ -203,8 +204,8 @@ class StepCounterHook(SessionRunHook):
     def __init__(self, every_n_steps: int | None = 100, every_n_secs: float | None = None,
                  output_dir: str | None = None, summary_writer: Any = None) -> None:
         if (every_n_steps is None) == (every_n_secs is None):
-            raise ValueError(f"StepCounterHook needs exactly one of every_n_steps and "
-                             f"every_n_secs (got {every_n_steps}, {every_n_secs}).")
+            raise ValueError(f"StepCounterHook: exactly one of every_n_steps and every_n_secs "
+                             f"should be provided (got {every_n_steps}, {every_n_secs}).")
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
         self._summary_writer = summary_writer
         self._output_dir = output_dir
@@ -275,7 +276,8 @@ class SummarySaverHook(SessionRunHook):
                  output_dir: str | None = None, summary_writer: Any = None,
                  scaffold: Any = None, summary_op: Any = None) -> None:
         if (scaffold is None) == (summary_op is None):
-            raise ValueError("SummarySaverHook needs exactly one of scaffold and summary_op.")
+            raise ValueError("Exactly one of scaffold or summary_op must be provided "
+                             "(SummarySaverHook got both or neither).")
         self._summary_op = summary_op
         self._summary_writer = summary_writer
         self._output_dir = output_dir

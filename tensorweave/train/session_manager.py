@@ -201,9 +201,9 @@ class SessionManager:
                             wait_for_checkpoint: bool, max_wait_secs: float,
                             config: Any) -> tuple[Session, bool]:
         if checkpoint_dir and checkpoint_filename_with_path:
-            raise ValueError(f"Pass checkpoint_dir ({checkpoint_dir!r}) or "
-                             f"checkpoint_filename_with_path "
-                             f"({checkpoint_filename_with_path!r}), not both.")
+            raise ValueError(f"Can not provide both checkpoint_dir and "
+                             f"checkpoint_filename_with_path (got {checkpoint_dir!r} and "
+                             f"{checkpoint_filename_with_path!r}); pass one.")
         self._target = master
         self._restored_from = None
         sess = Session(master, graph=self._graph, config=config)

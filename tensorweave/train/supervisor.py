@@ -274,8 +274,9 @@ class Supervisor:
             RuntimeError: on a non-chief.
         """
         if not self._is_chief:
-            raise RuntimeError("Only the chief Supervisor (is_chief=True) can start the "
-                               "standard services, since only the chief writes events.")
+            raise RuntimeError("Only chief supervisor can start standard services "
+                               "(is_chief=True), because only chief supervisors can write "
+                               "events.")
         if not self._logdir:
             log.warning("Standard services need a logdir passed to the Supervisor.")
             return []

@@ -89,8 +89,9 @@ class HookedSession(WrappedSession):
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None,
             run_metadata: Any = None) -> Any:
         if self.should_stop():
-            raise RuntimeError("MonitoredSession.run() was called after should_stop() "
-                               "became True; check should_stop() before each step.")
+            raise RuntimeError("Run called even after should_stop requested: "
+                               "MonitoredSession.run() after should_stop() became True; check "
+                               "should_stop() before each step.")
         context = SessionRunContext(SessionRunArgs(fetches, feed_dict), self._sess)
         all_fetches: dict[Any, Any] = {"caller": fetches}
         options = options if options is not None else RunOptions()
