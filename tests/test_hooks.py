@@ -236,7 +236,7 @@ def test_hook_feeds_merge_and_conflict(graph):
             return SessionRunArgs(None, feed_dict={y: 10.0})
     with MonitoredSession(hooks=[FeedHook()]) as sess:
         assert sess.run(total, feed_dict={x: 1.0}) == 11.0
-        with pytest.raises(RuntimeError, match="fed by a hook and by the caller"):
+        with pytest.raises(RuntimeError, match="Same tensor is fed by a SessionRunHook and user"):
             sess.run(total, feed_dict={x: 1.0, y: 2.0})
 
 

@@ -117,7 +117,7 @@ class HookedSession(WrappedSession):
                 all_fetches[hook] = request.fetches
             if request.feed_dict:
                 _check_disjoint(hook_feeds, request.feed_dict,
-                                f"Same tensor is fed by two hooks (one is {hook!r})")
+                                f"Same tensor is fed by two hooks. (One is {hook!r}.)")
                 hook_feeds.update(request.feed_dict)
             if request.options:
                 _merge_run_options(options, request.options)
@@ -125,8 +125,8 @@ class HookedSession(WrappedSession):
             return user_feeds
         if not user_feeds:
             return hook_feeds
-        _check_disjoint(user_feeds, hook_feeds, "Same tensor is fed by a hook and by the "
-                        "caller of run()")
+        _check_disjoint(user_feeds, hook_feeds, "Same tensor is fed by a SessionRunHook and "
+                        "user. (The caller of run() and a hook's before_run() both feed it.)")
         merged = dict(hook_feeds)
         merged.update(user_feeds)
         return merged
@@ -135,7 +135,8 @@ class HookedSession(WrappedSession):
 def _check_disjoint(a: dict, b: dict, what: str) -> None:
     names = {getattr(k, "name", k) for k in a} & {getattr(k, "name", k) for k in b}
     if names:
-        raise RuntimeError(f"{what}: {sorted(map(str, names))}. Feed each tensor once.")
+        raise RuntimeError(f"{what} Conflict(s): {sorted(map(str, names))}. Feed each tensor "
+                           "once.")
 
 
 def _merge_run_options(options: Any, incoming: Any) -> None:
