@@ -180,3 +180,8 @@ def test_cached_reads_train_across_tasks(inprocess_cluster):
             sess.run(train)
             for v in (ref, res):
                 np.testing.assert_allclose(sess.run(v.value()), [0.5, 1.0])
+
+
+def test_gather_nd_reads_elements():
+    v = ResourceVariable([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(_run(v.gather_nd([[0, 1], [1, 0]])), [2.0, 3.0])

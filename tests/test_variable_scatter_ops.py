@@ -108,3 +108,12 @@ def test_updates_run_where_the_variable_lives():
     with tf.device("/job:worker/task:0"):
         ops = [tf.scatter_min(v, [0], [0.0]), tf.scatter_nd_update(v, [[1]], [3.0])]
     assert all(op.device == v.device for op in ops)
+
+
+def test_method_locking_defaults_are_tf_variables():
+    v = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    rows = tf.IndexedSlices(tf.constant([[1.0, 1.0]]), tf.constant([0]))
+    assert v.scatter_update(rows).op.get_attr("use_locking") is False
+    assert tf.scatter_update(v, [0], [[1.0, 1.0]]).op.get_attr("use_locking") is True
+    assert v.scatter_nd_add([[0, 0]], [1.0]).op.get_attr("use_locking") is True
+    assert tf.scatter_nd_add(v, [[0, 0]], [1.0]).op.get_attr("use_locking") is False

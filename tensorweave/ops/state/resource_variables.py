@@ -23,6 +23,7 @@ from typing import Any
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import index_ops
+from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.state import variable_meta as _meta
 from tensorweave.ops.state.variables import Variable
 
@@ -86,6 +87,14 @@ class ResourceVariable(Variable):
             >>> rows = emb.sparse_read([0, 3])
         """
         return index_ops.gather(self, indices, name=name)
+
+    def gather_nd(self, indices: Any, name: str | None = None) -> Tensor:
+        """`tf.gather_nd` of the current value.
+
+        Example:
+            >>> v.gather_nd([[0, 1], [1, 0]])
+        """
+        return gather_nd(self.value(), indices, name=name)
 
     def __repr__(self) -> str:
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"

@@ -33,14 +33,16 @@ def _nd_update(fn: Callable[..., Tensor], locking: bool) -> Callable[..., Tensor
 
 
 def install_update_methods(cls: type) -> None:
-    """Gives the variable class `cls` TF 1.x's other sparse update methods."""
+    """Gives the variable class `cls` TF 1.x's other sparse update methods, with the
+    `use_locking` defaults of TF 1.x's Variable methods."""
     for fn, locking in ((scatter_ops.scatter_mul, False), (scatter_ops.scatter_div, False),
                         (scatter_ops.scatter_max, False), (scatter_ops.scatter_min, False),
-                        (scatter_nd_ops.batch_scatter_update, True)):
+                        (scatter_nd_ops.batch_scatter_update, False)):
         setattr(cls, fn.__name__, _sparse_update(fn, locking))
+    # TF 1.x's methods lock every N-d update (the functions default otherwise).
     for fn, locking in ((scatter_nd_ops.scatter_nd_update, True),
-                        (scatter_nd_ops.scatter_nd_add, False),
-                        (scatter_nd_ops.scatter_nd_sub, False)):
+                        (scatter_nd_ops.scatter_nd_add, True),
+                        (scatter_nd_ops.scatter_nd_sub, True)):
         setattr(cls, fn.__name__, _nd_update(fn, locking))
 
 

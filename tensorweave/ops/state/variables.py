@@ -271,7 +271,7 @@ class Variable(metaclass=_VariableMeta):
         return scatter_ops.scatter_sub(self._variable, sparse_delta.indices,
                                      sparse_delta.values, use_locking, name)
 
-    def scatter_update(self, sparse_delta: Any, use_locking: bool = True,
+    def scatter_update(self, sparse_delta: Any, use_locking: bool = False,
                        name: str | None = None) -> Tensor:
         return scatter_ops.scatter_update(self._variable, sparse_delta.indices,
                                         sparse_delta.values, use_locking, name)
