@@ -41,7 +41,8 @@ def test_estimator_sample_on_chief_ps_worker_and_evaluator(tmp_path):
         assert f"{task} finished" in out, out[-4000:]
     assert sorted(os.listdir(logs)) == ["chief-0.log", "evaluator-0.log", "ps-0.log",
                                         "worker-0.log"]
-    assert "ps 0: the job is done." in (logs / "ps-0.log").read_text()  # it exited by itself
+    # the ps exited by itself (Server.join() ends the process at the job's end)
+    assert "stopping the server and exiting (code 0)" in (logs / "ps-0.log").read_text()
     evaluator_log = (logs / "evaluator-0.log").read_text()
     # Two asynchronous trainers may both run the step that reaches max_steps (as in TF):
     # the final global step is 300 or 301.
@@ -84,7 +85,8 @@ def test_estimator_sample_on_chief_ps_worker_and_evaluator(tmp_path):
     # so the ps exits by itself, and the evaluator evaluates the final checkpoint once.
     again = _launch(_cluster_args(tmp_path / "logs2", model_dir))
     assert again.returncode == 0, (again.stdout + again.stderr)[-4000:]
-    assert "ps 0: the job is done." in (tmp_path / "logs2" / "ps-0.log").read_text()
+    assert "stopping the server and exiting (code 0)" in (
+        tmp_path / "logs2" / "ps-0.log").read_text()
     assert "Skipping training since max_steps has already saved" in (
         tmp_path / "logs2" / "chief-0.log").read_text()
     rerun_eval = (tmp_path / "logs2" / "evaluator-0.log").read_text()

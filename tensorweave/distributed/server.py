@@ -15,10 +15,11 @@ from typing import Any
 
 from tensorweave.distributed import peers
 from tensorweave.distributed.cluster import ClusterSpec, parse_host_port
-from tensorweave.distributed.job import JobEndWatch
+from tensorweave.distributed.job import JobEndWatch, at_normal_exit, notify_job_done
 from tensorweave.distributed.master import MasterService
 from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
 from tensorweave.distributed.protocol.methods import MASTER_SERVICE, WORKER_SERVICE
+from tensorweave.distributed.run_config import TaskType
 from tensorweave.distributed.worker import WorkerService
 from tensorweave.framework import errors
 from tensorweave.framework.device import parse_task_name, task_name
@@ -188,6 +189,17 @@ class Server:
         self._limit_blas_threads()
         peers.register_local(self._address, self)
         at_exit(self.stop)  # registered before sessions close at exit, so it runs after them
+        if self._server_def.job_name in (TaskType.CHIEF, TaskType.MASTER):
+            at_normal_exit(self._chief_program_ended)  # runs before stop() (LIFO)
+
+    def _chief_program_ended(self) -> None:
+        """A chief's (or legacy master's) program that ends normally has finished the
+        job, as Kubeflow's TFJob judges it: every task is told, so the servers blocked
+        in `join()` (ps tasks, workers that only serve) exit 0. Not after `stop()`:
+        a chief's bare server stopped by a signal ends nothing."""
+        if not self._stopped.is_set():
+            notify_job_done(self.target, jobs=tuple(self._cluster.jobs),
+                            reason=f"the chief's program ({self.task}) ended")
 
     def _limit_blas_threads(self) -> None:
         from tensorweave.distributed.blas_threads import (limit_for_shared_machine,

@@ -98,7 +98,11 @@ from tensorweave.framework.proto.feature_pb2 import (
 
 # The distributed runtime (gRPC) is imported on first use, keeping `import tensorweave` light.
 _DISTRIBUTED = {"Server": "tensorweave.distributed.server",
-                "ClusterSpec": "tensorweave.distributed.cluster"}
+                "ClusterSpec": "tensorweave.distributed.cluster",
+                # TF's tensorflow_server.proto messages, as tf.train exports them
+                "ServerDef": "tensorweave.distributed.protocol.cluster_pb2",
+                "ClusterDef": "tensorweave.distributed.protocol.cluster_pb2",
+                "JobDef": "tensorweave.distributed.protocol.cluster_pb2"}
 
 
 def __getattr__(name: str):  # noqa: ANN202 - PEP 562 module attribute hook
