@@ -183,9 +183,10 @@ from tensorweave.framework.graph_io import import_graph_def as import_graph_def
 # --- queues + input pipelines (owner: data helper) ---
 from tensorweave.ops.data_flow.data_flow_ops import (
     ConditionalAccumulator as ConditionalAccumulator, FIFOQueue as FIFOQueue,
-    PaddingFIFOQueue as PaddingFIFOQueue, QueueBase as QueueBase,
-    RandomShuffleQueue as RandomShuffleQueue,
+    PaddingFIFOQueue as PaddingFIFOQueue, PriorityQueue as PriorityQueue,
+    QueueBase as QueueBase, RandomShuffleQueue as RandomShuffleQueue,
     SparseConditionalAccumulator as SparseConditionalAccumulator)
+from tensorweave import queue as queue
 from tensorweave import data as data
 
 # --- summaries + saver (owner: checkpoint helper) ---

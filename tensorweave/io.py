@@ -20,6 +20,9 @@ from tensorweave.ops.parsing.parsing_ops import (
     parse_single_example as parse_single_example)
 
 from tensorweave.ops.io.reader_ops import match_filenames_once as match_filenames_once
+from tensorweave.ops.data_flow.data_flow_ops import (  # TF 1.15's tf.io names of the queues
+    PaddingFIFOQueue as PaddingFIFOQueue, PriorityQueue as PriorityQueue,
+    QueueBase as QueueBase, RandomShuffleQueue as RandomShuffleQueue)
 from tensorweave.ops.image.codec_ops import (
     decode_and_crop_jpeg as decode_and_crop_jpeg, decode_bmp as decode_bmp,
     decode_gif as decode_gif, decode_jpeg as decode_jpeg, decode_png as decode_png,
@@ -31,6 +34,7 @@ from tensorweave.ops.parsing.sequence_example_ops import (
     parse_single_sequence_example as parse_single_sequence_example)
 
 __all__ = [
+    "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue",
     "FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "TFRecordCompressionType",
     "TFRecordOptions", "TFRecordWriter", "VarLenFeature", "decode_and_crop_jpeg", "decode_bmp",
     "decode_csv",

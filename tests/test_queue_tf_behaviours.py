@@ -111,3 +111,24 @@ def test_shared_shuffle_queues_agree_on_min_after_dequeue_and_seeds():
             sess.run(other_seed.queue_ref.op)
         sess.run(first.enqueue(1.0))
         assert sess.run(unseeded.size()) == 1  # seeds (0, 0) share whatever queue is there
+
+
+def test_priority_queue_hands_out_the_smallest_priority_first():
+    q = tf.queue.PriorityQueue(10, [tf.string], shapes=[[]])
+    assert tf.PriorityQueue is tf.io.PriorityQueue is tf.queue.PriorityQueue
+    enq_many = q.enqueue_many([tf.constant([5, -1, 3], tf.int64), ["e", "a", "c"]])
+    enq_one = q.enqueue([tf.constant(3, tf.int64), "c2"])
+    prio, value = q.dequeue_many(3)
+    with tf.Session() as sess:
+        sess.run([enq_many])
+        sess.run(enq_one)
+        got_p, got_v = sess.run([prio, value])
+        assert list(got_p) == [-1, 3, 3] and list(got_v) == [b"a", b"c", b"c2"]  # ties: FIFO
+        last_p, last_v = sess.run(q.dequeue())
+        assert last_p == 5 and last_v == b"e"
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"Shape mismatch in tuple component 0. Expected \[\], got \[2\]"):
+            bad = tf.placeholder(tf.int64)
+            sess.run(q.enqueue([bad, "x"]), {bad: [1, 2]})
+    with pytest.raises((TypeError, ValueError)):
+        q.enqueue_many([["a", "b"], ["a", "b"]])  # priorities must be int64

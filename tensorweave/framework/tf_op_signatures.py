@@ -2025,6 +2025,16 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
         {
             'output_stream': ('string', True),
             'end': ('string', True),}),
+    'PriorityQueue': (
+        (),
+        (
+            ('handle', '', '', '', 7, True),),
+        {
+            'component_types': ('list(type)', True),
+            'shapes': ('list(shape)', False),
+            'capacity': ('int', True),
+            'container': ('string', True),
+            'shared_name': ('string', True),}),
     'Prod': (
         (
             ('input', 'T', '', '', 0, False),
@@ -2647,6 +2657,15 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
         (
             ('output', 'out_type', '', '', 0, False),),
         {
+            'T': ('type', False),
+            'out_type': ('type', True),}),
+    'ShapeN': (
+        (
+            ('input', 'T', 'N', '', 0, False),),
+        (
+            ('output', 'out_type', 'N', '', 0, False),),
+        {
+            'N': ('int', False),
             'T': ('type', False),
             'out_type': ('type', True),}),
     'ShardedFilename': (

@@ -84,7 +84,7 @@ class QueueBase:
         """
         return handle_for_default_graph(
             self._queue_ref, self._body_refs, {"FIFOQueue", "PaddingFIFOQueue",
-                                               "RandomShuffleQueue"},
+                                               "RandomShuffleQueue", "PriorityQueue"},
             f"Queue {self.name} (use the queue itself rather than QueueBase.from_list)")
 
     @staticmethod
@@ -382,6 +382,35 @@ class RandomShuffleQueue(QueueBase):
         super().__init__(dtypes, shapes, names, ref)
 
 
-__all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue",
+class PriorityQueue(QueueBase):
+    """A queue that dequeues the element with the smallest priority first.
+
+    Every enqueued element starts with its priority, an int64 scalar (a vector with
+    `enqueue_many`); dequeues return it first too. Equal priorities leave in the
+    order they came.
+
+    Args:
+        capacity: the most elements it holds.
+        types: the dtypes of the values after the priority.
+        shapes: their shapes (needed for dequeue_many), or None.
+        names, shared_name, name: as for FIFOQueue.
+
+    Example:
+        >>> q = tf.PriorityQueue(10, [tf.string], shapes=[[]])
+        >>> enq = q.enqueue([tf.constant(3, tf.int64), "c"])
+        >>> priority, value = q.dequeue()
+    """
+
+    def __init__(self, capacity: int, types: Any, shapes: Any = None,
+                 names: Sequence[str] | None = None, shared_name: str | None = None,
+                 name: str = "priority_queue") -> None:
+        types, shapes, attrs = _queue_attrs(capacity, types, shapes, shared_name)
+        attrs["shapes"] = attrs["shapes"] or []  # a required attr of TF's PriorityQueue
+        ref = get_default_graph().create_op("PriorityQueue", [], attrs, name=name).outputs[0]
+        super().__init__([_dt.int64] + types,
+                         None if shapes is None else [TensorShape([])] + shapes, names, ref)
+
+
+__all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue",
            "ConditionalAccumulatorBase", "ConditionalAccumulator",
            "SparseConditionalAccumulator"]

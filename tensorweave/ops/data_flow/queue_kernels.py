@@ -19,7 +19,8 @@ from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.data_flow.queue_resource import (
-    PaddingFIFOQueueResource, QueueResource, RandomShuffleQueueResource, private_queue_name)
+    PaddingFIFOQueueResource, PriorityQueueResource, QueueResource, RandomShuffleQueueResource,
+    private_queue_name)
 from tensorweave.runtime.waiting import run_attempt
 
 _QUEUE_ATTRS = {"component_types": REQUIRED, "shapes": None, "capacity": -1,
@@ -121,6 +122,24 @@ def _(ctx: Any, step: Any, *, component_types: list[Any], shapes: Any, capacity:
 
 
 shuffle_queue_op.no_gradient()
+
+
+priority_queue_op = define_op("PriorityQueue", attrs=dict(_QUEUE_ATTRS), stateful=True)
+priority_queue_op.shape(_handle_shape)
+
+
+@priority_queue_op.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, *, component_types: list[Any], shapes: Any, capacity: int,
+      container: str, shared_name: str) -> QueueResource:
+    # The attrs describe the values; every element also carries its int64 priority first.
+    types = [_dt.int64] + list(component_types)
+    full_shapes = [[]] + [list(s) for s in shapes] if shapes else None
+    return _lookup(ctx, PriorityQueueResource, container, shared_name,
+                   lambda n: PriorityQueueResource(n, types, full_shapes, capacity),
+                   types, capacity, full_shapes)
+
+
+priority_queue_op.no_gradient()
 
 
 # ---- enqueue -----------------------------------------------------------------------

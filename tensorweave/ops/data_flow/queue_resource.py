@@ -12,6 +12,7 @@ takes elements before a later `dequeue()` does.
 from __future__ import annotations
 
 import collections
+import heapq
 import itertools
 from typing import Any, Callable, cast
 
@@ -288,6 +289,41 @@ class PaddingFIFOQueueResource(QueueResource):
         return out
 
 
+class _PriorityItems:
+    """The elements of a PriorityQueue: a heap on (priority, arrival), so equal
+    priorities leave in the order they came. Offers the deque operations the queue
+    uses (append, popleft, extendleft, len)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, tuple[np.ndarray, ...]]] = []
+        self._seq = itertools.count()
+
+    def append(self, elem: tuple[np.ndarray, ...]) -> None:
+        heapq.heappush(self._heap, (int(elem[0]), next(self._seq), elem))
+
+    def extendleft(self, elems: Any) -> None:
+        # Elements given back by a cancelled dequeue go back in priority order.
+        for elem in elems:
+            self.append(elem)
+
+    def popleft(self) -> tuple[np.ndarray, ...]:
+        return heapq.heappop(self._heap)[2]
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
+class PriorityQueueResource(QueueResource):
+    """Dequeues the element with the smallest priority (component 0, an int64 scalar)."""
+
+    type_name = "PriorityQueue"
+
+    def __init__(self, name: str, dtypes: list[Any], shapes: list[Any] | None,
+                 capacity: int) -> None:
+        super().__init__(name, dtypes, shapes, capacity)
+        self._items = _PriorityItems()  # type: ignore[assignment]
+
+
 def _compatible(want: list[Any], have: tuple[int, ...]) -> bool:
     return len(want) == len(have) and all(w is None or w == h for w, h in zip(want, have))
 
@@ -297,4 +333,5 @@ def _fmt(shape: list[Any]) -> str:
 
 
 __all__ = ["QueueResource", "RandomShuffleQueueResource", "PaddingFIFOQueueResource",
+           "PriorityQueueResource",
            "private_queue_name"]
