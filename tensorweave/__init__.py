@@ -91,8 +91,8 @@ from tensorweave.ops.data_flow.count_ops import count_up_to as count_up_to
 from tensorweave.ops.array.array_ops import (
     boolean_mask as boolean_mask, concat as concat, expand_dims as expand_dims, fill as fill,
     gather as gather, one_hot as one_hot, ones as ones, ones_like as ones_like, pad as pad,
-    range as range, rank as rank, reshape as reshape, shape as shape, size as size,
-    slice as slice, split as split, squeeze as squeeze, stack as stack,
+    range as range, rank as rank, reshape as reshape, shape as shape, shape_n as shape_n,
+    size as size, slice as slice, split as split, squeeze as squeeze, stack as stack,
     stop_gradient as stop_gradient, strided_slice as strided_slice, tile as tile,
     transpose as transpose, unstack as unstack, zeros as zeros, zeros_like as zeros_like)
 from tensorweave.ops.random.random_ops import (

@@ -121,3 +121,14 @@ def test_int64_shape_through_a_cluster(inprocess_cluster):
     with tf.Session(servers[("worker", 0)].target) as sess:
         sess.run(v.initializer)
         assert sess.run(got).tolist() == [BIG - 1, 3 * (BIG // 2)]
+
+
+def test_shape_n_gives_each_shape_with_int64_out_type():
+    p = tf.placeholder(tf.float32, [None])
+    a, b = tf.shape_n([tf.zeros([BIG, 2]), p], out_type=tf.int64)
+    assert a.dtype == tf.int64 and constant_value(a).tolist() == [BIG, 2]
+    assert constant_value(b) is None and b.shape.as_list() == [1]
+    assert constant_value(tf.shape_n([tf.zeros([BIG])])[0]) is None  # int32 cannot hold it
+    with tf.Session() as sess:
+        small, fed = sess.run(tf.shape_n([tf.zeros([2, 3]), p]), {p: np.zeros(4, np.float32)})
+    assert small.dtype == np.int32 and small.tolist() == [2, 3] and fed.tolist() == [4]

@@ -19,7 +19,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import (constant_value, convert_to_tensor,
                                            register_constant_folder)
-from tensorweave.framework.op_def import define_op
+from tensorweave.framework.op_def import define_op, get_op_def
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
 from tensorweave.ops.array.array_util import (
@@ -55,9 +55,13 @@ def _(x: Any, *, out_type: _dt.DType) -> np.ndarray:
 
 
 def _fold_shape(op: Operation, i: int) -> np.ndarray | None:
-    """A fully known static shape as a constant, unless int32 cannot hold it (the
+    return _fold_shape_of(op.inputs[0], op)
+
+
+def _fold_shape_of(x: Tensor, op: Operation) -> np.ndarray | None:
+    """`x`'s fully known static shape as a constant, unless int32 cannot hold it (the
     kernel then reports it at run time)."""
-    shape, out_type = op.inputs[0].shape, op.get_attr("out_type")
+    shape, out_type = x.shape, op.get_attr("out_type")
     if not shape.is_fully_defined():
         return None
     dims = [int(d) for d in shape.as_list()]  # type: ignore[arg-type]
@@ -97,6 +101,24 @@ def _fold_size(op: Operation, i: int) -> np.ndarray | None:
 size_op.no_gradient().borrow_refs()  # reads only the shape
 register_constant_folder("Size", _fold_size)
 
+shape_n_op = define_op("ShapeN", inputs=("input*",), attrs={"out_type": _dt.int32})
+
+
+@shape_n_op.shape
+def _(xs: list[Tensor], *, out_type: _dt.DType) -> Any:
+    return [(out_type, TensorShape([x.shape.ndims])) for x in xs]
+
+
+@shape_n_op.kernel("CPU")
+def _(xs: list[Any], *, out_type: _dt.DType) -> Any:
+    kernel = get_op_def("Shape").kernels["CPU"].fn
+    outs = [kernel(x, out_type=out_type) for x in xs]
+    return outs[0] if len(outs) == 1 else outs  # one output: the bare value
+
+
+shape_n_op.no_gradient().borrow_refs()
+register_constant_folder("ShapeN", lambda op, i: _fold_shape_of(op.inputs[i], op))
+
 rank_op = define_op("Rank", inputs=("input",))
 
 
@@ -133,6 +155,17 @@ def size(input: Any, name: str | None = None, out_type: Any = _dt.int32) -> Tens
     """
     return _create("Size", [convert_to_tensor(input)], {"out_type": _dt.as_dtype(out_type)},
                    name).outputs[0]
+
+
+def shape_n(input: Any, out_type: Any = _dt.int32, name: str | None = None) -> list[Tensor]:
+    """`tf.shape_n`: the dynamic shapes of several tensors, from one op.
+
+    Example:
+        >>> a, b = tf.shape_n([tf.zeros([2, 3]), tf.zeros([4])])  # [2, 3] and [4]
+    """
+    tensors = [convert_to_tensor(t) for t in input]
+    return _create("ShapeN", [tensors], {"out_type": _dt.as_dtype(out_type)},
+                   name or "ShapeN").outputs
 
 
 def rank(input: Any, name: str | None = None) -> Tensor:
