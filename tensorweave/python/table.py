@@ -65,7 +65,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ops.control_flow_ops": (_R,),
     "ops.functional_ops": (_R,),
     "ops.check_ops": (_R, "tensorweave.debugging"),
-    "ops.logging_ops": (_R,),
+    "ops.logging_ops": (_R, "tensorweave.summary.legacy"),
     "ops.numerics": (_R,),
     "ops.data_flow_ops": (_R, "tensorweave.ops.data_flow.data_flow_ops"),
     "ops.gen_data_flow_ops": (_R,),

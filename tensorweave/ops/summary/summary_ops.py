@@ -67,36 +67,41 @@ scalar_op.no_gradient()
 
 # ---- HistogramSummary ------------------------------------------------------------
 def _default_limits() -> np.ndarray:
-    # Exponential buckets (ratio 1.1) from 1e-12 to 1e20, mirrored for negatives, so
-    # relative resolution is ~10% at every magnitude.
+    # TF's bucket limits: exponential (ratio 1.1) from 1e-12 to 1e20, mirrored for
+    # negatives, with 0 and +-DBL_MAX, so relative resolution is ~10% at every magnitude.
     pos = [1e-12]
-    while pos[-1] < 1e20:
+    while pos[-1] * 1.1 < 1e20:
         pos.append(pos[-1] * 1.1)
-    return np.array([-p for p in reversed(pos)] + [0.0] + pos + [np.finfo(np.float64).max])
+    big = float(np.finfo(np.float64).max)
+    return np.array([-big] + [-p for p in reversed(pos)] + [0.0] + pos + [big])
 
 
 _LIMITS = _default_limits()
 
 
 def histogram_proto(values: np.ndarray) -> Any:
-    """A HistogramProto of `values` (non-finite values rejected), with empty runs merged."""
+    """A HistogramProto of `values` (non-finite values rejected), encoded as TF encodes it.
+
+    Bucket i holds the values in [limit[i-1], limit[i]); each run of empty buckets is
+    written as one empty bucket at the run's last limit, so the proto starts and ends
+    with the empty runs around the data (an empty histogram is one empty bucket at
+    DBL_MAX, with min DBL_MAX and max -DBL_MAX).
+    """
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(v)):
         raise _invalid("Nan or Inf in summary histogram values; check the tensor "
                        "(e.g. with tf.debugging) before summarizing it.")
+    big = float(_LIMITS[-1])
     h = summary_pb2.HistogramProto(num=v.size, sum=float(v.sum()),
-                                   sum_squares=float(np.dot(v, v)))
-    if v.size == 0:
-        return h
-    h.min, h.max = float(v.min()), float(v.max())
-    counts = np.bincount(np.searchsorted(_LIMITS, v, side="left"), minlength=_LIMITS.size)
-    nz = np.nonzero(counts)[0]
-    for i in range(nz[0], nz[-1] + 1):
-        # An empty bucket is written only when the next one is non-empty: it keeps
-        # the left edge of that bucket right, and long empty runs cost one entry.
-        if counts[i] or (i + 1 < counts.size and counts[i + 1]):
-            h.bucket_limit.append(float(_LIMITS[i]))
-            h.bucket.append(float(counts[i]))
+                                   sum_squares=float(np.dot(v, v)),
+                                   min=float(v.min()) if v.size else big,
+                                   max=float(v.max()) if v.size else -big)
+    index = np.minimum(np.searchsorted(_LIMITS, v, side="right"), _LIMITS.size - 1)
+    counts = np.bincount(index, minlength=_LIMITS.size)
+    # A bucket is written if it holds values, or if it ends a run of empty ones.
+    keep = (counts > 0) | np.append(counts[1:] > 0, True)
+    h.bucket_limit.extend(_LIMITS[keep].tolist())
+    h.bucket.extend(counts[keep].astype(np.float64).tolist())
     return h
 
 
