@@ -11,6 +11,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -36,6 +37,11 @@ def resource_variables_default() -> bool:
     return bool(_RESOURCE["default"])
 
 
+@functools.lru_cache(maxsize=None)
+def _signature(cls: type) -> inspect.Signature:
+    return inspect.signature(cls.__init__)  # type: ignore[misc]
+
+
 class VariableMeta(type):
     """The metaclass of `tf.Variable`: a call of the class that sets `_V1_ENTRY`
     (tf.Variable itself, not its subclasses) may construct a ResourceVariable."""
@@ -43,7 +49,7 @@ class VariableMeta(type):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         resource_cls = _RESOURCE["class"]
         if cls.__dict__.get("_V1_ENTRY") and resource_cls is not None:
-            bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)  # type: ignore[misc]
+            bound = _signature(cls).bind(None, *args, **kwargs)
             use_resource = bound.arguments.pop("use_resource", None)
             if use_resource is None:
                 use_resource = _RESOURCE["default"]
