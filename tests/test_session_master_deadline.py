@@ -66,3 +66,30 @@ def test_create_local_server_is_tfs_job_local():
             assert sess.run(v) == 3.0
     finally:
         server.stop()
+
+
+def test_closing_a_session_over_rpc_cancels_its_blocked_step_naming_session_close():
+    from tensorweave.framework.proto import config_pb2
+    server = tf.train.Server.create_local_server()
+    rpc = tf.ConfigProto(rpc_options=config_pb2.RPCOptions(use_rpc_for_inprocess_master=True))
+    try:
+        q = tf.FIFOQueue(1, [tf.float32])
+        take = q.dequeue()
+        sess = tf.Session(server.target, config=rpc)
+        sess.run(q.enqueue(1.0))
+        sess.run(take)
+        seen = []
+
+        def blocked():
+            try:
+                sess.run(take)
+            except tf.errors.CancelledError as e:
+                seen.append(e.message)
+        t = threading.Thread(target=blocked)
+        t.start()
+        time.sleep(0.5)
+        sess.close()
+        t.join(10)
+        assert seen and "Session::Close()" in seen[0]
+    finally:
+        server.stop()

@@ -91,6 +91,12 @@ class GrpcSessionRuntime:
         token = step.register_cancel(lambda err: self._cancel())
         try:
             resp, values = self._master.call("run_step", req, feed_values)
+        except errors.OpError:
+            # A step cancelled here (Session.close(), its timeout) reports why, not how
+            # the cancelled call ended (e.g. the transport closing under it).
+            if step.cancelled is not None:
+                raise step.cancelled from None
+            raise
         finally:
             step.deregister_cancel(token)
         if step.cancelled is not None:
