@@ -132,3 +132,29 @@ def test_priority_queue_hands_out_the_smallest_priority_first():
             sess.run(q.enqueue([bad, "x"]), {bad: [1, 2]})
     with pytest.raises((TypeError, ValueError)):
         q.enqueue_many([["a", "b"], ["a", "b"]])  # priorities must be int64
+
+
+def test_closing_the_session_cancels_blocked_queue_ops():
+    import threading
+    import time
+    empty = tf.FIFOQueue(5, tf.float32, ())
+    full = tf.FIFOQueue(1, tf.float32, ())
+    sess = tf.Session()
+    sess.run(full.enqueue(1.0))
+    errors = {}
+
+    def blocked(name, op):
+        try:
+            sess.run(op)
+        except tf.errors.CancelledError as e:
+            errors[name] = str(e)
+    threads = [threading.Thread(target=blocked, args=("dequeue", empty.dequeue())),
+               threading.Thread(target=blocked, args=("enqueue", full.enqueue(2.0)))]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    sess.close()
+    for t in threads:
+        t.join(10)
+    assert sorted(errors) == ["dequeue", "enqueue"]
+    assert all("was cancelled" in msg for msg in errors.values())

@@ -233,9 +233,10 @@ class Session:
         with self._steps_lock:
             steps = list(self._steps)
         for s in steps:
-            s.cancel(errors.CancelledError(None, None, "Session was closed while the step "
-                                           "was running (Session::Close() cancels the "
-                                           "steps in flight)."))
+            s.cancel(errors.CancelledError(None, None, "The step's operation was cancelled: "
+                                           "the session was closed while the step was "
+                                           "running (Session::Close() cancels the steps "
+                                           "in flight)."))
         self._runtime.close()
 
     @contextlib.contextmanager
