@@ -200,3 +200,33 @@ def test_taking_entries_of_different_ranks_or_unknown_handles_fails():
         with pytest.raises(tf.errors.InvalidArgumentError,
                            match=f"Unable to find SparseTensor: {h2 + 100}"):
             sess.run(unknown)
+
+
+def test_sparse_batches_on_a_worker_of_a_cluster(inprocess_cluster):
+    # Between-graph replication: the batcher's queue, the SparseTensorsMap ops and the
+    # ops reading them back all land on the worker (replica_device_setter keeps
+    # non-variable ops there); a variable on the ps counts the examples.
+    spec, servers = inprocess_cluster
+    worker = servers[("worker", 0)]
+    with tf.Graph().as_default():
+        with tf.device(tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(spec),
+                                                      worker_device="/job:worker/task:0")):
+            step = tf.Variable(0, dtype=tf.int64, name="examples")
+            i = step.count_up_to(8)
+            sp = tf.SparseTensor(tf.reshape(i % 3, [1, 1]),
+                                 tf.reshape(tf.cast(i, tf.float32), [1]), [3])
+            ids, batched = tf.train.batch([i, sp], batch_size=4)
+        assert step.device.startswith("/job:ps")
+        take = batched.values.op.inputs[0].op
+        assert take.type == "TakeManySparseFromTensorsMap" and "worker" in take.device
+        with tf.Session(worker.target) as sess:
+            sess.run(tf.global_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord=coord)
+            for _ in range(2):
+                got_ids, got = sess.run([ids, batched])
+                np.testing.assert_array_equal(got.values, got_ids)
+                np.testing.assert_array_equal(got.indices[:, 1], got_ids % 3)
+                np.testing.assert_array_equal(got.dense_shape, [4, 3])
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
