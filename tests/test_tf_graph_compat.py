@@ -61,7 +61,9 @@ def test_without_pruning_tf_less_ops_stay_and_bad_attrs_are_named():
     assert dropped == [] and "FunctionalScan" in {n.op for n in gd.node}
     assert "GatePause" not in {n.op for n in gd.node}   # lowered (dropped, rewired)
     with tf.Graph().as_default() as g2:
-        tf.nn.softmax(tf.placeholder(tf.float32, [2, 3, 4]), axis=1, name="sm1")
+        # Over axis 1 of a known rank it is lowered (Transpose); of an unknown rank not.
+        tf.nn.softmax(tf.placeholder(tf.float32, [2, 3, 4]), axis=1, name="sm0")
+        tf.nn.softmax(tf.placeholder(tf.float32, None), axis=1, name="sm1")
     with pytest.raises(ValueError, match="sm1 .Softmax.: attr axis=1 has no TensorFlow"):
         to_tensorflow(g2, g2.as_graph_def())
 

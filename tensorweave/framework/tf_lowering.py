@@ -7,6 +7,8 @@ the last one keeps the node's name, so its readers are unchanged:
 - ApplyDropoutMask(x, u, keep_prob) = x / keep_prob * floor(keep_prob + u)
   (what tf.nn.dropout builds in TF 1.x);
 - ReductionAllAxes(x) = Range(0, Rank(x), 1) (the axes of an unknown-rank input);
+- Softmax/LogSoftmax over an axis other than the last = Transpose, the op, Transpose
+  back (TF's ops have no axis attr);
 - the gradients' broadcast helpers: SumToShape(g, like) = Reshape(Sum(g, r1),
   Shape(like)) with r1 from BroadcastGradientArgs(Shape(g), Shape(like));
   BroadcastToLike(x, like) = BroadcastTo(x, Shape(like)); ReduceGradBroadcast(g,
@@ -16,7 +18,11 @@ the last one keeps the node's name, so its readers are unchanged:
 - the Saver's checkpoint ops (GatePause, GateResume, SaveShard, MergeCheckpoint,
   RestoreShard) as TF's Saver graph (`tf_lowering_checkpoint.py`);
 - SparseFeatureCross, VocabularyLookup and ShardIds as TF's SparseCross, hash
-  table and embedding_lookup's id split (`tf_lowering_lookup.py`).
+  table and embedding_lookup's id split (`tf_lowering_lookup.py`);
+- the sigmoid cross entropy and its gradient, the sparse GradientDescent, Adam and
+  LazyAdam updates as TF's ops for them (`tf_lowering_training.py`);
+- the softmax, log-softmax, segment-sum and gather gradients and
+  report_uninitialized_variables' op (`tf_lowering_gradients.py`).
 
 `check_tensorflow_ops` is the exporters' final check: it names each op type
 TensorFlow lacks and its nodes.
@@ -32,6 +38,8 @@ from tensorweave.framework.proto import graph_pb2
 from tensorweave.framework.tf_lowering_checkpoint import LOWERINGS as _CHECKPOINT
 from tensorweave.framework.tf_lowering_lookup import LOWERINGS as _LOOKUP
 from tensorweave.framework.tf_lowering_nodes import NodeBuilder
+from tensorweave.framework.tf_lowering_gradients import LOWERINGS as _GRADIENTS
+from tensorweave.framework.tf_lowering_training import LOWERINGS as _TRAINING
 from tensorweave.framework.tf_op_signatures import TF_OP_NAMES
 
 
@@ -109,7 +117,28 @@ def _reduce_grad(node: Any, op: Any) -> list[Any]:
     return b.nodes
 
 
+def _softmax_on_axis(node: Any, op: Any) -> list[Any] | None:
+    """Softmax/LogSoftmax over another axis than the last: TF's ops take only the last,
+    so TF 1.15 swaps the axis to the end and back (Transpose), as done here."""
+    axis, rank = int(op.get_attr("axis")), op.inputs[0].shape.ndims
+    if axis == -1 or rank is None:
+        return None   # TF's own form, or a rank unknown here: the attr check names it
+    b, t, a = NodeBuilder(node), _dtype(op.inputs[0]), axis % rank
+    if a == rank - 1:
+        b.add(None, node.op, [node.input[0]], T=t)
+        return b.nodes
+    perm = list(range(rank))
+    perm[a], perm[-1] = perm[-1], perm[a]
+    swapped = b.add("swapped", "Transpose", [node.input[0], b.const("perm", perm)], T=t,
+                    Tperm=_I32)
+    inner = b.add("last_axis", node.op, [swapped], T=t)
+    b.add(None, "Transpose", [inner, b.const("perm_back", perm)], T=t, Tperm=_I32)
+    return b.nodes
+
+
 _LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
+    "Softmax": _softmax_on_axis,
+    "LogSoftmax": _softmax_on_axis,
     "ApplyDropoutMask": _dropout,
     "ReductionAllAxes": _all_axes,
     "SumToShape": _sum_to_shape,
@@ -117,6 +146,8 @@ _LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
     "ReduceGradBroadcast": _reduce_grad,
     **_CHECKPOINT,
     **_LOOKUP,
+    **_TRAINING,
+    **_GRADIENTS,
 }
 
 
@@ -142,6 +173,9 @@ def lower_for_tensorflow(graph_def: Any, graph: Any) -> set[str]:
             out.append(node)
             continue
         new = lower(node, graph.get_operation_by_name(node.name))
+        if new is None:   # a case of the op without a TF form: stays, for the caller to name
+            out.append(node)
+            continue
         if isinstance(new, tuple):   # (nodes, output renames): outputs moved to new nodes
             new, moved = new
             renames.update(moved)

@@ -23,7 +23,8 @@ from tensorweave.framework.proto import graph_pb2
 # Attr names whose int value is a DataType enum (TF's type attrs the lowerings set).
 _TYPE_ATTRS = frozenset({"T", "Tidx", "Tshape", "out_type", "SrcT", "DstT", "index_type",
                          "dtype", "key_dtype", "value_dtype", "Tin", "Tout", "Tkey", "Tval",
-                         "internal_type"})
+                         "internal_type", "Tindices", "Tparams", "Taxis", "Tnumsegments",
+                         "out_idx", "Index", "Tperm"})
 
 
 class TypeList(list[int]):
@@ -45,6 +46,8 @@ def set_attr(attr: Any, key: str, v: Any) -> None:
         attr[key].f = v
     elif isinstance(v, (str, bytes)):
         attr[key].s = v.encode() if isinstance(v, str) else v
+    elif isinstance(v, list):   # list(int)
+        attr[key].list.i[:] = [int(x) for x in v]
     elif isinstance(v, graph_pb2.TensorProto):
         attr[key].tensor.CopyFrom(v)
     else:
@@ -53,7 +56,8 @@ def set_attr(attr: Any, key: str, v: Any) -> None:
 
 
 def tensor_proto(value: Any, dtype: int) -> Any:
-    """A TensorProto of `value` (scalar or list) of DataType `dtype` (int32/64, string)."""
+    """A TensorProto of `value` (scalar or list) of DataType `dtype` (int32/64, bool,
+    string)."""
     arr = np.asarray(value, dtype=object if dtype == graph_pb2.DT_STRING else None)
     t = graph_pb2.TensorProto(dtype=dtype)  # type: ignore[arg-type]
     for d in arr.shape:
@@ -66,6 +70,8 @@ def tensor_proto(value: Any, dtype: int) -> Any:
         t.int64_val.extend(int(v) for v in flat)
     elif dtype == graph_pb2.DT_INT32:
         t.int_val.extend(int(v) for v in flat)
+    elif dtype == graph_pb2.DT_BOOL:
+        t.bool_val.extend(bool(v) for v in flat)
     else:
         raise TypeError(f"tensor_proto: DataType {dtype} is not one the lowerings write")
     return t

@@ -1,0 +1,108 @@
+"""Our gradient (and reporting) ops written as the TF ops TF 1.15's gradients build.
+
+- SoftmaxGrad(g, y; axis) = (g - sum(g y, axis, keep_dims)) y, TF's _SoftmaxGrad;
+- LogSoftmaxGrad(g, ls; axis) = g - exp(ls) sum(g, axis, keep_dims), TF's _LogSoftmaxGrad;
+- UnsortedSegmentSumGrad(g, ids, n) = g gathered at max(ids, 0), rows of negative
+  ids zeroed (TF's _GatherDropNegatives);
+- ReportUninitialized(flags*; names) = the names whose flag is false, as TF's
+  report_uninitialized_variables builds it (Pack, LogicalNot, Where, GatherV2).
+
+Example:
+    >>> nodes = LOWERINGS["SoftmaxGrad"](node, graph.get_operation_by_name(node.name))
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from tensorweave.framework.proto import graph_pb2
+from tensorweave.framework.tf_lowering_nodes import NodeBuilder
+
+_I32, _I64, _BOOL, _STR = (graph_pb2.DT_INT32, graph_pb2.DT_INT64, graph_pb2.DT_BOOL,
+                           graph_pb2.DT_STRING)
+
+
+def _dtype(t: Any) -> int:
+    return int(t.dtype.base_dtype.as_datatype_enum)
+
+
+def _data(node: Any) -> list[str]:
+    return [i for i in node.input if not i.startswith("^")]
+
+
+def _softmax_grad(node: Any, op: Any) -> list[Any]:
+    b, t = NodeBuilder(node), _dtype(op.inputs[0])
+    g, y = _data(node)[:2]
+    axis = b.const("axis", int(op.get_attr("axis")))
+    dot = b.add("sum", "Sum", [b.add("mul", "Mul", [g, y], T=t), axis], T=t, Tidx=_I32,
+                keep_dims=True)
+    b.add(None, "Mul", [b.add("sub", "Sub", [g, dot], T=t), y], T=t)
+    return b.nodes
+
+
+def _log_softmax_grad(node: Any, op: Any) -> list[Any]:
+    b, t = NodeBuilder(node), _dtype(op.inputs[0])
+    g, ls = _data(node)[:2]
+    total = b.add("sum", "Sum", [g, b.const("axis", int(op.get_attr("axis")))], T=t,
+                  Tidx=_I32, keep_dims=True)
+    b.add(None, "Sub", [g, b.add("mul", "Mul", [b.add("softmax", "Exp", [ls], T=t), total],
+                                 T=t)], T=t)
+    return b.nodes
+
+
+def _segment_sum_grad(node: Any, op: Any) -> list[Any]:
+    b, t, ti = NodeBuilder(node), _dtype(op.inputs[0]), _dtype(op.inputs[1])
+    g, ids = _data(node)[:2]
+    zero_ids = b.add("zero_ids", "ZerosLike", [ids], T=ti)
+    rows = b.add("gathered", "GatherV2", [g, b.add("clipped_ids", "Maximum", [ids, zero_ids],
+                                                   T=ti), b.const("axis", 0)],
+                 Tparams=t, Tindices=ti, Taxis=_I32, batch_dims=0)
+    keep = b.add("is_positive", "GreaterEqual", [ids, zero_ids], T=ti)
+    # The mask as ids' shape followed by 1s for the rows' own dimensions.
+    extra = b.add("row_rank", "Sub", [b.add("rank", "Rank", [rows], T=t),
+                                      b.add("ids_rank", "Rank", [ids], T=ti)], T=_I32)
+    ones = b.add("ones", "Fill", [b.add("extra_dims", "Reshape", [extra, b.const("one_shape",
+                                                                                   [1])],
+                                        T=_I32, Tshape=_I32), b.const("one", 1)],
+                 T=_I32, index_type=_I32)
+    shape = b.add("mask_shape", "ConcatV2", [b.add("ids_shape", "Shape", [ids], T=ti,
+                                                   out_type=_I32), ones, b.const("zero", 0)],
+                  N=2, T=_I32, Tidx=_I32)
+    mask = b.add("mask", "Reshape", [keep, shape], T=_BOOL, Tshape=_I32)
+    all_true = b.add("all_true", "Fill", [b.add("rows_shape", "Shape", [rows], T=t,
+                                                out_type=_I32), b.const("true", True, _BOOL)],
+                     T=_BOOL, index_type=_I32)
+    full = b.add("full_mask", "LogicalAnd", [mask, all_true])
+    b.add(None, "Select", [full, rows, b.add("zeros", "ZerosLike", [rows], T=t)], T=t)
+    return b.nodes
+
+
+def _report_uninitialized(node: Any, op: Any) -> list[Any]:
+    b = NodeBuilder(node)
+    flags = _data(node)
+    names = list(op.get_attr("names"))
+    if not flags:   # no variables: an empty list of names
+        b.add(None, "Const", [], dtype=_STR, value=_empty_strings())
+        return b.nodes
+    packed = b.add("flags", "Pack", flags, N=len(flags), T=_BOOL, axis=0)
+    missing = b.add("not_initialized", "LogicalNot", [packed])
+    where = b.add("where", "Where", [missing], T=_BOOL)
+    idx = b.add("indices", "Squeeze", [where], T=_I64, squeeze_dims=[1])
+    b.add(None, "GatherV2", [b.const("names", names, _STR), idx, b.const("axis", 0)],
+          Tparams=_STR, Tindices=_I64, Taxis=_I32, batch_dims=0)
+    return b.nodes
+
+
+def _empty_strings() -> Any:
+    t = graph_pb2.TensorProto(dtype=_STR)
+    t.tensor_shape.dim.add(size=0)
+    return t
+
+
+LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
+    "SoftmaxGrad": _softmax_grad,
+    "LogSoftmaxGrad": _log_softmax_grad,
+    "UnsortedSegmentSumGrad": _segment_sum_grad,
+    "ReportUninitialized": _report_uninitialized,
+}
+
+__all__ = ["LOWERINGS"]

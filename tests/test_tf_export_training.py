@@ -1,0 +1,116 @@
+"""Training graphs export with TF's ops only: the sigmoid cross entropy, its gradient,
+the sparse GradientDescent / Adam / LazyAdam updates, the softmax / log-softmax /
+segment-sum gradients, softmax over any axis and report_uninitialized_variables are
+written as TF builds them.
+
+The model of test_tf_export_lowering (partitioned embedding and linear weights on
+two ps tasks, vocabulary and crossed columns) trains 3 steps here; its TF-format
+meta graph, run by real TF 2.21 from the same initial checkpoint, gave the losses
+recorded below (and variables within 6e-8 of ours). The test runs the exported
+(lowered) graph here and checks TF's numbers.
+"""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.framework import meta_graph as _mg
+from tensorweave.framework.tf_graph_compat import to_tensorflow
+from tensorweave.framework.tf_graph_import_compat import from_tensorflow
+from tensorweave.framework.tf_lowering import foreign_ops
+from tensorweave.framework.tf_lowering_lookup import collect_table_initializers
+from test_tf_export_lowering import _examples, _model, _set_weights
+
+LABELS = np.array([[1.0], [0.0], [1.0], [0.0]], np.float32)
+ADAM_LOSSES = [1.0531319379806519, 0.7242090106010437, 0.4639827013015747]
+TF_LOSSES = {"sgd": [1.0531319379806519, 0.762725830078125, 0.5654886960983276],
+             "adam": ADAM_LOSSES, "lazy_adam": ADAM_LOSSES}
+LOWERED = {"sgd": "SparseApplyGradientDescent", "adam": "SparseApplyAdam",
+           "lazy_adam": "SparseApplyLazyAdam"}
+
+
+def _optimizer(kind):
+    if kind == "sgd":
+        return tf.train.GradientDescentOptimizer(0.5)
+    if kind == "adam":
+        return tf.train.AdamOptimizer(0.1)
+    return tf.contrib.opt.LazyAdamOptimizer(0.1)
+
+
+def _train_graph(kind):
+    g, serialized, probs, _ = _model()
+    with g.as_default():
+        labels = tf.placeholder(tf.float32, [None, 1], name="labels")
+        loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+            labels=labels, logits=probs.op.inputs[0]), name="loss")
+        _optimizer(kind).minimize(loss, global_step=tf.train.get_global_step(), name="train")
+        saver = tf.train.Saver(checkpoint_format="tensorflow", name="tf_saver")
+    return g, serialized, labels, loss, saver
+
+
+@pytest.mark.parametrize("kind", sorted(TF_LOSSES))
+def test_lowered_training_graph_trains_as_tensorflow_did(kind, tmp_path):
+    g, serialized, labels, loss, saver = _train_graph(kind)
+    assert LOWERED[kind] in {op.type for op in g.get_operations()}
+    feed = {serialized: _examples(), labels: LABELS}
+    with tf.Session(graph=g, config=tf.ConfigProto(allow_soft_placement=True)) as sess:
+        _set_weights(sess, g)
+        saver.save(sess, str(tmp_path / "init"), write_meta_graph=False, write_state=False)
+        ours = [sess.run([loss, "train"], feed)[0] for _ in range(3)]
+    np.testing.assert_allclose(ours, TF_LOSSES[kind], rtol=1e-6)
+    sd = saver.as_saver_def()
+    mg = _mg.create_meta_graph_def(graph=g, saver_def=sd, tf_compatible=True,
+                                   keep_nodes={"train", "loss", sd.restore_op_name})
+    assert foreign_ops(mg.graph_def) == {}
+    assert collect_table_initializers(mg)
+    for n in mg.graph_def.node:
+        n.device = ""
+    with tf.Graph().as_default() as g2, tf.Session() as sess:
+        _mg.import_meta_graph_def(mg, g2)
+        sess.run(sd.restore_op_name, {sd.filename_tensor_name: str(tmp_path / "init")})
+        sess.run(tf.tables_initializer())
+        feed = {"examples:0": _examples(), "labels:0": LABELS}
+        lowered = [sess.run(["loss:0", "train"], feed)[0] for _ in range(3)]
+    np.testing.assert_allclose(lowered, TF_LOSSES[kind], rtol=1e-6)
+
+
+# What TF 2.21 computed from the lowered GraphDef of `_gradients_graph` (for FEED).
+TF_GRADIENT = [[-2.547945737838745, -1.4736391305923462, -0.2955132722854614],
+               [3.504638433456421, 4.828725814819336, 6.256631374359131],
+               [2.6135590076446533, 3.3110568523406982, 4.112375259399414],
+               [14.232522010803223, 16.05963134765625, 17.990558624267578]]
+FEED = {"x:0": np.arange(12, dtype=np.float32).reshape(4, 3) / 7,
+        "ids:0": np.array([0, 2, -1, 2], np.int32), "gi:0": np.array([3, 0, 3, 1, 2])}
+
+
+def _gradients_graph():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [4, 3], name="x")
+        ids = tf.placeholder(tf.int32, [4], name="ids")
+        gi = tf.placeholder(tf.int64, [5], name="gi")
+        v = tf.Variable(tf.ones([2]), name="v")
+        tf.Variable(tf.ones([3]), name="w")
+        a, c = tf.nn.softmax(x * 2.0), tf.unsorted_segment_sum(x, ids, 3)
+        d = tf.gather(x * 1.5, gi)
+        loss = tf.reduce_sum(a * a) + tf.reduce_sum(tf.nn.log_softmax(x, axis=0) * x) + \
+            tf.reduce_sum(c * c) + tf.reduce_sum(d * d)
+        tf.identity(tf.gradients(loss, [x])[0], name="gx")
+        tf.identity(tf.report_uninitialized_variables(), name="uninitialized")
+        tf.variables_initializer([v], name="init")
+    return g
+
+
+def test_gradient_ops_and_softmax_axes_lowered():
+    g = _gradients_graph()
+    ops = {op.type for op in g.get_operations()}
+    assert {"SoftmaxGrad", "LogSoftmaxGrad", "UnsortedSegmentSumGrad",
+            "ReportUninitialized"} <= ops
+    gd, _ = to_tensorflow(g, g.as_graph_def())
+    assert foreign_ops(gd) == {}
+    assert "axis" not in {n.name: n for n in gd.node}["LogSoftmax"].attr
+    with tf.Graph().as_default() as g2, tf.Session() as sess:
+        tf.import_graph_def(from_tensorflow(gd), name="")
+        assert list(sess.run("uninitialized:0")) == [b"v", b"w"]
+        sess.run(g2.get_operation_by_name("init"))
+        assert list(sess.run("uninitialized:0")) == [b"w"]
+        np.testing.assert_allclose(sess.run("gx:0", FEED), TF_GRADIENT, rtol=2e-6)
