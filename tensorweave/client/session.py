@@ -124,7 +124,9 @@ class Session:
 
     @property
     def graph_def(self) -> Any:
-        return self._graph.as_graph_def()
+        """The graph as a GraphDef; with `GraphOptions.infer_shapes`, each node carries
+        its `_output_shapes` (as TF)."""
+        return self._graph.as_graph_def(add_shapes=self._config.graph_options.infer_shapes)
 
     @property
     def sess_str(self) -> str:
@@ -214,13 +216,42 @@ class Session:
                              f"which has shape {t.shape}")
         return arr
 
-    def make_callable(self, fetches: Any, feed_list: Any = None) -> Callable[..., Any]:
-        """A function `f(*feed_values)` running `fetches` with `feed_list` fed."""
-        feed_list = list(feed_list or [])
+    def make_callable(self, fetches: Any, feed_list: Any = None,
+                      accept_options: bool = False) -> Callable[..., Any]:
+        """A function running `fetches`: `f(*feed_values)` with `feed_list` fed.
 
-        def call(*args: Any) -> Any:
-            return self.run(fetches, dict(zip(feed_list, args)))
-        return call
+        As TF: with a `feed_list` the function also takes `run()`'s keyword arguments
+        (options=, run_metadata=); without one it takes them only with
+        `accept_options=True`. Fetches that cannot be run fail here, not at the first
+        call.
+
+        Raises:
+            TypeError: `feed_list` is not a list or tuple, or a fetch cannot be run.
+
+        Example:
+            >>> step = sess.make_callable(train_op, feed_list=[x, y])
+            >>> step(batch_x, batch_y)
+            >>> traced = sess.make_callable(loss, accept_options=True)
+            >>> traced(options=tf.RunOptions(trace_level=3), run_metadata=tf.RunMetadata())
+        """
+        if feed_list is not None:
+            if not isinstance(feed_list, (list, tuple)):
+                raise TypeError(f"`feed_list` must be a list or tuple, got "
+                                f"{type(feed_list).__name__}.")
+            feeds = list(feed_list)
+
+            def with_feeds(*feed_values: Any, **run_kwargs: Any) -> Any:
+                return self.run(fetches, feed_dict=dict(zip(feeds, feed_values)), **run_kwargs)
+            return with_feeds
+        flatten_fetches(fetches, self._graph)
+        if accept_options:
+            def with_options(options: Any = None, run_metadata: Any = None) -> Any:
+                return self.run(fetches, options=options, run_metadata=run_metadata)
+            return with_options
+
+        def plain() -> Any:
+            return self.run(fetches)
+        return plain
 
     def list_devices(self) -> list[Any]:
         return self._runtime.list_devices() if hasattr(self._runtime, "list_devices") else []
