@@ -131,8 +131,9 @@ def test_graph_construction_errors():
         tf.train.shuffle_batch([tf.constant(1)], 2, capacity=5, min_after_dequeue=5)
     with pytest.raises(ValueError, match="fully defined shape"):
         tf.train.input_producer(tf.placeholder(tf.float32))
-    with pytest.raises(ValueError, match="non-null input tensor"):
-        tf.train.string_input_producer([])
+    for empty in ([], (), np.array([], dtype=object)):
+        with pytest.raises(ValueError, match="non-null input tensor"):
+            tf.train.string_input_producer(empty)
 
 
 def test_one_component_structures_come_back_as_given():

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, control_dependencies, name_scope
@@ -126,7 +128,7 @@ def string_input_producer(string_tensor: Any, num_epochs: int | None = None,
         >>> filenames = tf.train.string_input_producer(["a.csv", "b.csv"], num_epochs=1)
     """
     not_null_err = "string_input_producer requires a non-null input tensor"
-    if isinstance(string_tensor, (list, tuple)) and not string_tensor:
+    if isinstance(string_tensor, (list, tuple, np.ndarray)) and not len(string_tensor):
         raise ValueError(f"{not_null_err}: got an empty list of strings.")
     with name_scope(name, "input_producer", [string_tensor]) as scope:
         string_tensor = convert_to_tensor(string_tensor, dtype=_dt.string)
