@@ -55,3 +55,31 @@ def test_tf0_summary_functions_take_their_tags_as_given():
     assert [v.tag for v in summ.value] == ["a b", "c/d", "my hist"]
     assert [v.simple_value for v in summ.value[:2]] == [1.0, 2.0]
     assert logging_ops.merge_all_summaries(key="empty") is None
+
+
+def _decoded(summary_tensor):
+    with tf.Session() as sess:
+        summ = tf.Summary.FromString(sess.run(summary_tensor))
+        return [v.tag for v in summ.value], [
+            sess.run(tf.image.decode_png(v.image.encoded_image_string))[..., 0].tolist()
+            for v in summ.value]
+
+
+def test_float_images_are_scaled_per_image_as_tf_scales_them():
+    tf.reset_default_graph()
+    x = np.array([[[[0.5], [-1.0]], [[np.nan], [2.0]]],    # negatives: 127/max|x| around 128
+                  [[[0.1], [0.2]], [[0.3], [0.0]]],        # none negative: 255/max
+                  [[[0.0], [0.0]], [[0.0], [0.0]]]], np.float32)
+    tags, images = _decoded(tf.summary.image("img", tf.constant(x)))
+    assert tags == ["img/image/0", "img/image/1", "img/image/2"]
+    # The NaN pixel is drawn red (255 in a 1-channel image); float32 truncation as in TF.
+    assert images == [[[159, 64], [255, 255]], [[84, 169], [254, 0]], [[0, 0], [0, 0]]]
+    rgb = tf.summary.image("rgb", tf.constant(np.repeat(x[:1], 3, axis=-1)), max_outputs=1)
+    with tf.Session() as sess:
+        png = tf.Summary.FromString(sess.run(rgb)).value[0]
+        assert png.tag == "rgb/image"  # one image asked for: no index
+        assert sess.run(tf.image.decode_png(png.image.encoded_image_string))[1, 0].tolist() \
+            == [255, 0, 0]
+    # More than one image asked for: indexed tags even for a batch of one.
+    assert _decoded(tf.summary.image("one", tf.constant(x[:1]), max_outputs=3))[0] == \
+        ["one/image/0"]

@@ -145,8 +145,15 @@ def tensor_summary(name: str, tensor: Any, summary_description: str | None = Non
     Example:
         >>> tf.summary.tensor_summary("activations", h)
     """
-    meta = summary_metadata or summary_pb2.SummaryMetadata(
-        summary_description=summary_description or "", display_name=display_name or "")
+    meta = summary_pb2.SummaryMetadata()
+    if summary_metadata is not None:
+        meta.CopyFrom(summary_metadata)
+    # Explicit arguments win over the metadata's fields, as in TF (which sets them on the
+    # caller's proto; a copy leaves the caller's proto as it was).
+    if summary_description is not None:
+        meta.summary_description = summary_description
+    if display_name is not None:
+        meta.display_name = display_name
     return _build("TensorSummaryV2", name,
                   [convert_to_tensor(tensor),
                    convert_to_tensor(meta.SerializeToString(), dtype=_dt.string)],

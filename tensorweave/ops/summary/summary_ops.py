@@ -151,6 +151,32 @@ def encode_png(image: np.ndarray) -> bytes:
             + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
+_BAD_COLOR = np.array([255, 0, 0, 255], np.uint8)  # TF's default: opaque red
+
+
+def _float_image_to_uint8(image: np.ndarray) -> np.ndarray:
+    """One [h, w, c] float image as uint8, as TF scales it: by 255/max when no finite
+    value is negative, else by 127/max|x| around 128 (min and max over the pixels whose
+    channels are all finite); a pixel with a NaN or Inf channel is drawn opaque red."""
+    work = image.dtype if image.dtype.kind == "f" else np.dtype(np.float32)
+    x = image.astype(work)
+    finite = np.all(np.isfinite(x), axis=-1)
+    seen = x[finite]
+    lo = seen.min() if seen.size else work.type(0)
+    hi = seen.max() if seen.size else work.type(0)
+    tiny = 1e-6  # below this the image is treated as all zeros
+    if lo < 0:
+        top = max(abs(lo), abs(hi))
+        scale, offset = (work.type(0) if top < tiny else work.type(127.0) / top), 128.0
+    else:
+        scale, offset = (work.type(0) if hi < tiny else work.type(255.0) / hi), 0.0
+    with np.errstate(invalid="ignore"):
+        scaled = x * work.type(scale) + work.type(offset)
+    out = np.trunc(np.clip(np.nan_to_num(scaled), 0, 255)).astype(np.uint8)
+    out[~finite] = _BAD_COLOR[:image.shape[-1]]
+    return out
+
+
 image_op = define_op("ImageSummary", inputs=("tag", "tensor"), attrs={"max_images": 3})
 image_op.shape(_string_scalar)
 
@@ -161,14 +187,12 @@ def _(tag: np.ndarray, tensor: np.ndarray, *, max_images: int) -> np.ndarray:
     if t.ndim != 4 or t.shape[-1] not in (1, 2, 3, 4):
         raise _invalid(f"ImageSummary needs a [batch, height, width, channels] tensor with 1, "
                        f"3 or 4 channels; got shape {list(t.shape)}")
-    if t.dtype != np.uint8:   # floats: scaled to [0, 255] like TF (by max |x| if > 1)
-        t = t.astype(np.float64)
-        top = np.abs(t).max() if t.size else 1.0
-        t = np.clip(t * (255.0 / top if top > 1 else 255.0), 0, 255).astype(np.uint8)
-    s, name = summary_pb2.Summary(), text_of(tag)
     n = min(max_images, t.shape[0])
+    if t.dtype != np.uint8:
+        t = np.stack([_float_image_to_uint8(t[i]) for i in range(n)]) if n else t[:0]
+    s, name = summary_pb2.Summary(), text_of(tag)
     for i in range(n):
-        s.value.add(tag=f"{name}/image" if n == 1 else f"{name}/image/{i}",
+        s.value.add(tag=f"{name}/image/{i}" if max_images > 1 else f"{name}/image",
                     image=summary_pb2.Summary.Image(
                         height=t.shape[1], width=t.shape[2], colorspace=t.shape[3],
                         encoded_image_string=encode_png(np.ascontiguousarray(t[i]))))
