@@ -40,6 +40,17 @@ def test_a_graph_built_through_tf_paths_runs():
             assert sess.run(y, {x: [1.0, 1.0]}).tolist() == [4.0, 6.0]
 
 
+def test_tensor_protos_through_tensor_util():
+    import numpy as np
+
+    from tensorweave.python.framework import constant_op, tensor_util
+    with tf.Graph().as_default():
+        c = constant_op.constant([[1, 2], [3, 4]])
+        proto = c.op.node_def.attr["value"].tensor
+        assert tensor_util.MakeNdarray(proto).tolist() == [[1, 2], [3, 4]]
+        assert np.array_equal(tensor_util.constant_value(c), [[1, 2], [3, 4]])
+
+
 def test_every_path_and_every_module_of_the_table_imports():
     for rel in list(MODULES) + list(OURS_ONLY):
         importlib.import_module("tensorweave.python." + rel)

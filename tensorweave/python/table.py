@@ -37,7 +37,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "framework.device": ("tensorweave.framework.device",),
     "framework.versions": ("tensorweave.framework.versions",),
     "framework.indexed_slices": (_R, "tensorweave.framework.indexed_slices"),
-    "framework.tensor_util": (_R,),
+    "framework.tensor_util": (_R, "tensorweave.framework.convert"),
     "framework.graph_util": (_R,),
     "framework.function": (_R,),
     # --- ops
@@ -225,6 +225,7 @@ RENAMES: dict[str, str] = {
     "training.training.Server": "tensorweave.train:Server",
     "lib.io.tf_record.TFRecordWriter": "tensorweave.python_io:TFRecordWriter",
     "framework.test_util.TensorFlowTestCase": "tensorweave.testing.tf_test:TestCase",
+    "framework.tensor_util.MakeNdarray": "tensorweave.framework.graph_protos:tensor_value_of",
     "keras.engine.training.Model": "tensorweave.keras:Model",
     "keras.engine.sequential.Sequential": "tensorweave.keras:Sequential",
 }
@@ -261,4 +262,5 @@ SAME_POSITIONS: frozenset[str] = frozenset({
     "ops.gen_array_ops.pad",
     "ops.gen_array_ops.transpose",
     "ops.gen_array_ops.strided_slice",
+    "framework.tensor_util.MakeNdarray",
 } | _FILE_IO_V2)
