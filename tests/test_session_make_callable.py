@@ -1,5 +1,6 @@
 """Session.make_callable as TF 1.x defines it (feed lists, accept_options, early fetch
-checks) and GraphOptions.infer_shapes in Session.graph_def."""
+checks), GraphOptions.infer_shapes in Session.graph_def, and the type checks of
+Session(graph=, config=)."""
 from __future__ import annotations
 
 import pytest
@@ -56,3 +57,10 @@ def test_infer_shapes_adds_output_shapes_to_the_sessions_graph_def():
         assert node.attr["_output_shapes"].list.shape[0].dim[1].size == 2
     with tf.Session() as sess:
         assert "_output_shapes" not in sess.graph_def.node[0].attr
+
+
+def test_session_arguments_of_the_wrong_type_are_type_errors():
+    with pytest.raises(TypeError, match="graph must be a tf.Graph, but got int"):
+        tf.Session(graph=37)
+    with pytest.raises(TypeError, match="config must be a tf.ConfigProto, but got dict"):
+        tf.Session(config={"log_device_placement": True})

@@ -18,7 +18,7 @@ from tensorweave.client.fetch import flatten_fetches, split_elements, to_client_
 from tensorweave.client.local import LocalRuntime
 from tensorweave.framework import errors
 from tensorweave.framework.convert import to_numpy
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph import Graph, get_default_graph
 from tensorweave.framework.tensor import register_default_session_getter
 from tensorweave.framework.proto.config_pb2 import ConfigProto, RunOptions
 from tensorweave.framework.tensor import Tensor
@@ -94,6 +94,12 @@ class Session:
     """
 
     def __init__(self, target: str = "", graph: Any = None, config: Any = None) -> None:
+        if graph is not None and not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a tf.Graph, but got {type(graph).__name__} "
+                            f"({graph!r}).")
+        if config is not None and not isinstance(config, ConfigProto):
+            raise TypeError(f"config must be a tf.ConfigProto, but got "
+                            f"{type(config).__name__}.")
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else ConfigProto()
         self._target = target.decode() if isinstance(target, bytes) else target
