@@ -140,3 +140,20 @@ def test_use_rpc_for_inprocess_master_goes_through_a_transport():
             assert sess._runtime._sent is None  # the default: the master object directly
     finally:
         server.stop()
+
+
+def test_run_options_pick_one_of_the_sessions_inter_op_pools():
+    c = tf.constant(20.0)
+    config = tf.ConfigProto()
+    config.session_inter_op_thread_pool.add(num_threads=1)
+    config.session_inter_op_thread_pool.add(num_threads=1, global_name="t1")
+    with tf.Session(config=config) as sess:
+        for pool in (-1, 0, 1):
+            assert sess.run(c, options=tf.RunOptions(inter_op_thread_pool=pool)) == 20.0
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Invalid inter_op_thread_pool: 2"):
+            sess.run(c, options=tf.RunOptions(inter_op_thread_pool=2))
+    with tf.Session() as sess:   # one default pool
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Invalid inter_op_thread_pool: 1"):
+            sess.run(c, options=tf.RunOptions(inter_op_thread_pool=1))

@@ -149,8 +149,8 @@ class Session:
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        if options is not None and options.debug_options.debug_tensor_watch_opts:
-            _warn_debug_watches_once(options.debug_options)
+        if options is not None:
+            self._check_run_options(options)
         elements, rebuild = flatten_fetches(fetches, self._graph)
         feed_tensors, feed_values = self._prepare_feeds(feed_dict)
         fetch_tensors, targets = split_elements(elements)
@@ -175,6 +175,19 @@ class Session:
             _fill_run_metadata(run_metadata, step)
         by_id = {id(t): to_client_value(v) for t, v in zip(fetch_tensors, values)}
         return rebuild(by_id)
+
+    def _check_run_options(self, options: Any) -> None:
+        # As TF: RunOptions.inter_op_thread_pool picks one of the session's pools
+        # (ConfigProto.session_inter_op_thread_pool, else the one default pool; -1: the
+        # caller's thread). The step runs on tensorweave's own threads either way.
+        pools = max(1, len(self._config.session_inter_op_thread_pool))
+        if not -1 <= options.inter_op_thread_pool < pools:
+            raise errors.InvalidArgumentError(
+                None, None, f"Invalid inter_op_thread_pool: {options.inter_op_thread_pool} "
+                f"(RunOptions): this session has {pools} inter-op thread pool(s) "
+                "(ConfigProto.session_inter_op_thread_pool); use an index below that or -1.")
+        if options.debug_options.debug_tensor_watch_opts:
+            _warn_debug_watches_once(options.debug_options)
 
     def _timeout_s(self, options: Any) -> float | None:
         ms = options.timeout_in_ms if options is not None and options.timeout_in_ms else \
