@@ -114,3 +114,38 @@ def test_gradient_ops_and_softmax_axes_lowered():
         sess.run(g2.get_operation_by_name("init"))
         assert list(sess.run("uninitialized:0")) == [b"w"]
         np.testing.assert_allclose(sess.run("gx:0", FEED), TF_GRADIENT, rtol=2e-6)
+
+
+# What TF 2.21 computed from the lowered GraphDef of `_mask_graph`: d loss / d x.
+TF_MASK_GRADIENT = [
+    [[7.199999809265137, 0.4000000059604645, 0.800000011920929, 1.2000000476837158],
+     [0.0, 0.0, 0.0, 0.0],
+     [3.200000047683716, 3.5999999046325684, 4.0, 4.400000095367432]],
+    [[39.0, 8.199999809265137, 8.600000381469727, 13.800000190734863],
+     [3.0, 3.0, 7.800000190734863, 3.0],
+     [11.0, 16.200000762939453, 11.800000190734863, 12.199999809265137]]]
+
+
+def _mask_graph():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2, 3, 4], name="x")
+        m2 = tf.placeholder(tf.bool, [3, 4], name="m2")
+        a = tf.boolean_mask(x, tf.constant([True, False, True]), axis=1)   # 1-D mask, axis 1
+        b = tf.boolean_mask(x * 2.0, m2, axis=1)                           # 2-D mask
+        c = tf.boolean_mask(x, tf.constant([False, True]))                 # axis 0
+        loss = tf.reduce_sum(a * a) + tf.reduce_sum(b * x[:, 0:1, 0]) + tf.reduce_sum(c * 3.0)
+        tf.identity(tf.gradients(loss, [x])[0], name="gx")
+    return g
+
+
+def test_boolean_mask_and_its_gradient_lowered():
+    g = _mask_graph()
+    assert {"BooleanMask", "BooleanMaskGrad"} <= {op.type for op in g.get_operations()}
+    gd, _ = to_tensorflow(g, g.as_graph_def())
+    assert foreign_ops(gd) == {}
+    feed = {"x:0": np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 5,
+            "m2:0": np.arange(12).reshape(3, 4) % 3 == 0}
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.import_graph_def(from_tensorflow(gd), name="")
+        np.testing.assert_allclose(sess.run("gx:0", feed), TF_MASK_GRADIENT, rtol=1e-6)

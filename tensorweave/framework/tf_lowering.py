@@ -22,7 +22,8 @@ the last one keeps the node's name, so its readers are unchanged:
 - the sigmoid cross entropy and its gradient, the sparse GradientDescent, Adam and
   LazyAdam updates as TF's ops for them (`tf_lowering_training.py`);
 - the softmax, log-softmax, segment-sum and gather gradients and
-  report_uninitialized_variables' op (`tf_lowering_gradients.py`).
+  report_uninitialized_variables' op (`tf_lowering_gradients.py`);
+- tf.boolean_mask's BooleanMask and BooleanMaskGrad (`tf_lowering_array.py`).
 
 `check_tensorflow_ops` is the exporters' final check: it names each op type
 TensorFlow lacks and its nodes.
@@ -35,6 +36,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tensorweave.framework.proto import graph_pb2
+from tensorweave.framework.tf_lowering_array import LOWERINGS as _ARRAY
 from tensorweave.framework.tf_lowering_checkpoint import LOWERINGS as _CHECKPOINT
 from tensorweave.framework.tf_lowering_lookup import LOWERINGS as _LOOKUP
 from tensorweave.framework.tf_lowering_nodes import NodeBuilder
@@ -148,6 +150,7 @@ _LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
     **_LOOKUP,
     **_TRAINING,
     **_GRADIENTS,
+    **_ARRAY,
 }
 
 
