@@ -114,3 +114,14 @@ def test_compat_v1_paths_are_our_modules_under_a_second_name():
     assert train.__spec__.name == "tensorweave.train"  # the module keeps its own identity
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("tensorweave.compat.v1.no_such_module")
+
+
+def test_raw_op_wrappers_are_our_functions_of_the_same_op():
+    from tensorweave.python.ops import gen_array_ops, gen_math_ops, math_ops
+    assert gen_math_ops.mat_mul is tf.matmul and math_ops.mat_mul is tf.matmul
+    assert gen_array_ops.concat_v2 is tf.concat and gen_array_ops.pack is tf.stack
+    with tf.Graph().as_default(), tf.Session() as sess:
+        assert sess.run(gen_math_ops.arg_max([[1, 3, 2]], 1)).tolist() == [1]
+        assert sess.run(gen_math_ops.mean([[1.0, 3.0]], 1, True)).tolist() == [[2.0]]
+        a, b = sess.run(gen_array_ops.split_v([1, 2, 3], [1, 2], 0))
+        assert (a.tolist(), b.tolist()) == ([1], [2, 3])

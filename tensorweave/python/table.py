@@ -240,6 +240,33 @@ for _tf, _ours in {"file_exists": "Exists", "delete_file": "Remove", "create_dir
     RENAMES[f"lib.io.file_io.{_tf}"] = f"tensorweave.platform.gfile:{_ours}"
     RENAMES[f"lib.io.file_io.{_tf}_v2"] = f"tensorweave.platform.gfile:{_ours}"
 RENAMES["lib.io.file_io.FileIO"] = "tensorweave.platform.gfile:GFile"
+# Raw op wrappers (gen_*_ops) whose op is one of our public functions under its TF
+# name: the same required arguments in the same places, the same result.
+for _tf, _ours in {
+        "gen_math_ops.add_v2": "add", "gen_math_ops.mat_mul": "matmul",
+        "gen_math_ops.mul": "multiply", "gen_math_ops.sub": "subtract",
+        "gen_math_ops.neg": "negative", "gen_math_ops.inv": "reciprocal",
+        "gen_math_ops.floor_div": "floordiv", "gen_math_ops.floor_mod": "floormod",
+        "gen_math_ops.select": "where", "gen_math_ops.arg_max": "argmax",
+        "gen_math_ops.arg_min": "argmin", "gen_math_ops.mean": "reduce_mean",
+        "gen_math_ops.prod": "reduce_prod", "gen_array_ops.concat_v2": "concat",
+        "gen_array_ops.pack": "stack", "gen_array_ops.unpack": "unstack",
+        "gen_array_ops.split_v": "split", "gen_array_ops.list_diff": "setdiff1d",
+        "gen_array_ops.mirror_pad": "pad"}.items():
+    RENAMES[f"ops.{_tf}"] = f"tensorweave:{_ours}"
+    if _tf.startswith("gen_math_ops."):  # math_ops star-imports gen_math_ops
+        RENAMES[f"ops.math_ops.{_tf.split('.')[1]}"] = f"tensorweave:{_ours}"
+    else:
+        RENAMES[f"ops.array_ops.{_tf.split('.')[1]}"] = f"tensorweave:{_ours}"
+RENAMES["ops.gen_nn_ops.top_kv2"] = "tensorweave.nn:top_k"
+RENAMES["ops.gen_nn_ops.in_top_kv2"] = "tensorweave.nn:in_top_k"
+_GEN_SAME = {"ops.gen_math_ops.mean", "ops.gen_math_ops.prod", "ops.gen_math_ops.cast",
+             "ops.math_ops.mean", "ops.math_ops.prod", "ops.gen_array_ops.split_v",
+             "ops.array_ops.split_v", "ops.gen_array_ops.mirror_pad",
+             "ops.array_ops.mirror_pad", "ops.gen_nn_ops.max_pool", "ops.nn_ops.max_pool",
+             "ops.gen_math_ops.arg_max", "ops.gen_math_ops.arg_min", "ops.math_ops.arg_max",
+             "ops.math_ops.arg_min"}
+
 _FILE_IO_V2 = {f"lib.io.file_io.{n}_v2" for n in (
     "file_exists", "delete_file", "create_dir", "recursive_create_dir", "delete_recursively",
     "is_directory", "list_directory", "get_matching_files", "copy", "rename", "stat")}
@@ -263,4 +290,4 @@ SAME_POSITIONS: frozenset[str] = frozenset({
     "ops.gen_array_ops.transpose",
     "ops.gen_array_ops.strided_slice",
     "framework.tensor_util.MakeNdarray",
-} | _FILE_IO_V2)
+} | _FILE_IO_V2 | _GEN_SAME)
