@@ -149,3 +149,30 @@ def test_boolean_mask_and_its_gradient_lowered():
     with tf.Graph().as_default(), tf.Session() as sess:
         tf.import_graph_def(from_tensorflow(gd), name="")
         np.testing.assert_allclose(sess.run("gx:0", feed), TF_MASK_GRADIENT, rtol=1e-6)
+
+
+# TF 2.21 on the lowered `_slice_graph` (a size read at run time, int64 begin/size).
+TF_SLICE_GRADIENT = [[0.0, 0.0, 6.0, 6.0, 0.0],
+                     [3.3333332538604736, 4.0, 10.666666030883789, 11.333333969116211, 6.0],
+                     [6.666666507720947, 7.333333492279053, 14.0, 14.666666984558105,
+                      9.333333015441895],
+                     [0.0, 0.0, 0.0, 0.0, 0.0]]
+
+
+def test_slice_gradient_lowered():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [4, 5], name="x")
+        n = tf.placeholder(tf.int32, [], name="n")
+        a = tf.slice(x, [1, 0], tf.stack([n, -1]))
+        b = tf.slice(x * 2.0, tf.constant([0, 2], tf.int64), tf.constant([3, 2], tf.int64))
+        loss = tf.reduce_sum(a * a) + tf.reduce_sum(b * 3.0)
+        tf.identity(tf.gradients(loss, [x])[0], name="gx")
+    assert "SliceGrad" in {op.type for op in g.get_operations()}
+    gd, _ = to_tensorflow(g, g.as_graph_def())
+    assert foreign_ops(gd) == {}
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.import_graph_def(from_tensorflow(gd), name="")
+        got = sess.run("gx:0", {"x:0": np.arange(20, dtype=np.float32).reshape(4, 5) / 3,
+                                "n:0": 2})
+    np.testing.assert_allclose(got, TF_SLICE_GRADIENT, rtol=1e-6)

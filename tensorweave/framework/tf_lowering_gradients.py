@@ -4,6 +4,8 @@
 - LogSoftmaxGrad(g, ls; axis) = g - exp(ls) sum(g, axis, keep_dims), TF's _LogSoftmaxGrad;
 - UnsortedSegmentSumGrad(g, ids, n) = g gathered at max(ids, 0), rows of negative
   ids zeroed (TF's _GatherDropNegatives);
+- SliceGrad(input_shape, begin, g) = StridedSliceGrad(input_shape, begin, begin +
+  shape(g), 1s, g): g placed at `begin` in zeros (TF pads; the same values);
 - ReportUninitialized(flags*; names) = the names whose flag is false, as TF's
   report_uninitialized_variables builds it (Pack, LogicalNot, Where, GatherV2).
 
@@ -76,6 +78,22 @@ def _segment_sum_grad(node: Any, op: Any) -> list[Any]:
     return b.nodes
 
 
+def _slice_grad(node: Any, op: Any) -> list[Any]:
+    b, t = NodeBuilder(node), _dtype(op.inputs[2])
+    shape, begin, g = _data(node)[:3]
+    index = _dtype(op.inputs[0])
+    if _dtype(op.inputs[1]) != index:
+        begin = b.add("begin_cast", "Cast", [begin], SrcT=_dtype(op.inputs[1]), DstT=index,
+                      Truncate=False)
+    end = b.add("end", "AddV2", [begin, b.add("size", "Shape", [g], T=t, out_type=index)],
+                T=index)
+    b.add(None, "StridedSliceGrad", [shape, begin, end, b.add("strides", "OnesLike", [begin],
+                                                              T=index), g],
+          T=t, Index=index, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+          shrink_axis_mask=0)
+    return b.nodes
+
+
 def _report_uninitialized(node: Any, op: Any) -> list[Any]:
     b = NodeBuilder(node)
     flags = _data(node)
@@ -102,6 +120,7 @@ LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
     "SoftmaxGrad": _softmax_grad,
     "LogSoftmaxGrad": _log_softmax_grad,
     "UnsortedSegmentSumGrad": _segment_sum_grad,
+    "SliceGrad": _slice_grad,
     "ReportUninitialized": _report_uninitialized,
 }
 
