@@ -1,6 +1,6 @@
 """Session.make_callable as TF 1.x defines it (feed lists, accept_options, early fetch
 checks), GraphOptions.infer_shapes in Session.graph_def, and the type checks of
-Session(graph=, config=)."""
+Session(graph=, config=) and Session.list_devices."""
 from __future__ import annotations
 
 import pytest
@@ -64,3 +64,17 @@ def test_session_arguments_of_the_wrong_type_are_type_errors():
         tf.Session(graph=37)
     with pytest.raises(TypeError, match="config must be a tf.ConfigProto, but got dict"):
         tf.Session(config={"log_device_placement": True})
+
+
+def test_list_devices_names_the_sessions_cpu_with_tfs_fields():
+    with tf.Session() as sess:
+        (device,) = sess.list_devices()
+    assert device.name == "/job:localhost/replica:0/task:0/device:CPU:0"
+    assert (device.device_type, device.memory_limit_bytes) == ("CPU", 268435456)
+    server = tf.train.Server.create_local_server()
+    try:
+        with tf.Session(server.target) as sess:
+            assert [(d.name, d.device_type) for d in sess.list_devices()] == [
+                ("/job:local/replica:0/task:0/device:CPU:0", "CPU")]
+    finally:
+        server.stop()

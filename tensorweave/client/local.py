@@ -5,6 +5,7 @@ graph hold separate variables (as in TF 1.x's DirectSession).
 """
 from __future__ import annotations
 
+import collections
 import sys
 import threading
 from typing import Any
@@ -17,6 +18,17 @@ from tensorweave.framework.graph_def_writer import graph_to_graph_def, node_def_
 from tensorweave.framework.proto.graph_pb2 import GraphDef
 
 LOCAL_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+# What Session.list_devices() returns per device, with TF's field names. Every device
+# is a CPU; TF reports its CPU allocator's limit as 256 MiB and so do we.
+DeviceAttributes = collections.namedtuple(
+    "DeviceAttributes", ["name", "device_type", "memory_limit_bytes", "incarnation"])
+CPU_MEMORY_LIMIT_BYTES = 268435456
+
+
+def cpu_device(name: str) -> DeviceAttributes:
+    """The attributes of the CPU device `name` ("/job:.../device:CPU:0")."""
+    return DeviceAttributes(name, "CPU", CPU_MEMORY_LIMIT_BYTES, 0)
 
 
 def partition_graph_def(ops: list[Operation], device: str) -> Any:
@@ -72,6 +84,10 @@ class LocalRuntime:
             if id(op) not in self._logged:
                 self._logged.add(id(op))
                 print(f"{op.name}: ({op.type}): {self.device.name}", file=sys.stderr)
+
+    def list_devices(self) -> list[DeviceAttributes]:
+        """This session's one device (TF's DirectSession lists its local CPU)."""
+        return [cpu_device(self.device.name)]
 
     def close(self) -> None:
         self.device.resource_mgr.cleanup()

@@ -273,7 +273,14 @@ class Session:
         return plain
 
     def list_devices(self) -> list[Any]:
-        return self._runtime.list_devices() if hasattr(self._runtime, "list_devices") else []
+        """The devices this session can use: each has `name`, `device_type`,
+        `memory_limit_bytes` and `incarnation` (as TF's).
+
+        Example:
+            >>> [d.name for d in tf.Session().list_devices()]
+            ['/job:localhost/replica:0/task:0/device:CPU:0']
+        """
+        return self._runtime.list_devices()
 
     def close(self) -> None:
         """Closes the session; pending steps are cancelled (CancelledError)."""

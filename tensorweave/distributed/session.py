@@ -7,13 +7,13 @@ the graph once and then only the ops added since, as TF's ExtendSession does.
 """
 from __future__ import annotations
 
-import collections
 import threading
 import time
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from tensorweave.client.local import DeviceAttributes, cpu_device
 from tensorweave.client.session import register_session_backend
 from tensorweave.distributed import peers
 from tensorweave.distributed.protocol import service_pb2 as pb
@@ -24,8 +24,6 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.runtime.step import StepState
 from tensorweave.runtime.threads import at_exit
 
-DeviceAttributes = collections.namedtuple(
-    "DeviceAttributes", ["name", "device_type", "memory_limit_bytes", "incarnation"])
 
 
 class GrpcSessionRuntime:
@@ -121,7 +119,7 @@ class GrpcSessionRuntime:
             self._sync_graph()  # as TF: a remote session is created first if need be
         resp, _ = self._master.call("list_devices",
                                     pb.ListDevicesRequest(session_handle=self.handle))
-        return [DeviceAttributes(d, "CPU", 0, 0) for d in resp.device]
+        return [cpu_device(d) for d in resp.device]
 
     def close(self) -> None:
         _open_runtimes.discard(self)
