@@ -192,3 +192,38 @@ def test_constraint_with_a_sparse_gradient_is_refused():
     with pytest.raises(RuntimeError, match="constraint function on a sparse variable"):
         tf.train.GradientDescentOptimizer(0.1).minimize(
             tf.reduce_sum(tf.nn.embedding_lookup(w, [0])))
+
+
+def test_callable_loss_trains_the_variables_it_reads():
+    used = tf.Variable([1.0, 2.0], name="used")
+    tf.Variable([5.0], name="unused")
+    opt = tf.train.GradientDescentOptimizer(0.5)
+    pairs = opt.compute_gradients(lambda: tf.reduce_sum(used * used))
+    assert [v.name for _, v in pairs] == ["used:0"]
+    train = opt.minimize(lambda: tf.reduce_sum(used * used))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        np.testing.assert_allclose(sess.run(used), [0.0, 0.0])
+
+
+def test_gradients_for_tensors_but_no_update_of_them():
+    x = tf.constant(3.0)
+    opt = tf.train.GradientDescentOptimizer(1.0)
+    (grad, target), = opt.compute_gradients(lambda: x * x, [x])
+    assert target is x
+    with tf.Session() as sess:
+        assert sess.run(grad) == pytest.approx(6.0)
+    with pytest.raises(NotImplementedError, match="Trying to update a Tensor"):
+        opt.apply_gradients([(grad, x)])
+
+
+def test_variables_lists_those_of_the_current_graph():
+    opt = tf.train.MomentumOptimizer(0.1, 0.9)
+    names = []
+    for name in ("first", "second"):
+        with tf.Graph().as_default():
+            v = ResourceVariable([1.0], name=name)
+            opt.minimize(tf.reduce_sum(v))
+            names.append([s.name for s in opt.variables()])
+    assert names == [["first/Momentum:0"], ["second/Momentum:0"]]

@@ -185,3 +185,16 @@ def test_cached_reads_train_across_tasks(inprocess_cluster):
 def test_gather_nd_reads_elements():
     v = ResourceVariable([[1.0, 2.0], [3.0, 4.0]])
     np.testing.assert_allclose(_run(v.gather_nd([[0, 1], [1, 0]])), [2.0, 3.0])
+
+
+def test_ref_variable_is_every_non_resource_variable():
+    from tensorweave.ops.variables import RefVariable
+    plain, resource = tf.Variable(1.0), tf.Variable(1.0, use_resource=True)
+    assert isinstance(plain, RefVariable) and not isinstance(resource, RefVariable)
+    made = RefVariable([1.0, 2.0])
+    assert isinstance(made, tf.Variable) and made.dtype.is_ref_dtype
+    tf.enable_resource_variables()
+    try:
+        assert not is_resource_variable(RefVariable(1.0))
+    finally:
+        tf.disable_resource_variables()

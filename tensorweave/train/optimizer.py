@@ -26,7 +26,8 @@ from tensorweave.ops.state import state_ops
 from tensorweave.ops.state.resource_variables import is_resource_variable
 from tensorweave.ops.state.variables import Variable, trainable_variables
 from tensorweave.autodiff.gradients import gradients
-from tensorweave.train.optimizer_grads import deduplicate_indexed_rows, gate_all
+from tensorweave.train.optimizer_grads import (deduplicate_indexed_rows, gate_all,
+                                               variables_read_by)
 # TF's `slot_creator` functions, also reachable here (TF's optimizer module uses them).
 from tensorweave.train.slot_creator import (create_slot, create_slot_with_initializer,
                                             create_zeros_slot)
@@ -102,11 +103,15 @@ class Optimizer:
                 f" and loss {loss.name if hasattr(loss, 'name') else loss!r}.")
         return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
-    def compute_gradients(self, loss: Tensor, var_list: Any = None,
+    def compute_gradients(self, loss: Any, var_list: Any = None,
                           gate_gradients: int = GATE_OP, aggregation_method: Any = None,
                           colocate_gradients_with_ops: bool = False,
                           grad_loss: Any = None) -> list[tuple[Any, Variable]]:
         """[(gradient or None, variable)] of `loss` for `var_list` (default: trainable).
+
+        `loss` may be a callable returning the loss (TF 1.x); then the default
+        var_list is the trainable variables the loss reads. `var_list` may hold
+        Tensors too: their gradients are computed, but apply_gradients refuses them.
 
         Raises:
             ValueError: empty var_list, or an invalid gate_gradients.
@@ -118,13 +123,16 @@ class Optimizer:
         if gate_gradients not in (self.GATE_NONE, self.GATE_OP, self.GATE_GRAPH):
             raise ValueError(f"gate_gradients must be one of Optimizer.GATE_NONE, GATE_OP, "
                              f"GATE_GRAPH; got {gate_gradients!r}")
+        if callable(loss):
+            loss = convert_to_tensor(loss())
+            if var_list is None:
+                var_list = variables_read_by(loss, _trainable())
         loss = convert_to_tensor(loss)
         self._assert_valid_dtypes([loss])
         if grad_loss is not None:
             self._assert_valid_dtypes([convert_to_tensor(grad_loss)])
         if var_list is None:
-            var_list = trainable_variables() + \
-                get_default_graph().get_collection(GraphKeys.TRAINABLE_RESOURCE_VARIABLES)
+            var_list = _trainable()
         var_list = list(var_list)
         if not var_list:
             raise ValueError(f"No variables to optimize (loss {loss.name}): the graph has no "
@@ -203,6 +211,9 @@ class Optimizer:
 
     def _update(self, grad: Any, var: Any) -> Any:
         """The update of `var` by `grad`, through the hook TF 1.x calls for its kind."""
+        if not isinstance(var, Variable):
+            raise NotImplementedError(f"Trying to update a Tensor {var!r}: only variables "
+                                      "can be updated (its gradient can be computed).")
         sparse = isinstance(grad, IndexedSlices)
         if sparse and var.constraint is not None:
             raise RuntimeError(f"Cannot use a constraint function on a sparse variable "
@@ -237,31 +248,32 @@ class Optimizer:
         return sorted(self._slots)
 
     def variables(self) -> list[Variable]:
-        """All variables this optimizer created (slots and non-slot ones), sorted by name."""
-        out = [v for slots in self._slots.values() for v in slots.values()]
-        out += list(self._non_slot_dict.values())
+        """The variables this optimizer created in the current default graph (slots and
+        non-slot ones), sorted by name, as TF 1.x."""
+        g = get_default_graph()
+        out = [v for slots in self._slots.values() for v in slots.values() if v.graph is g]
+        out += [v for v in self._non_slot_dict.values() if v.graph is g]
         return sorted(out, key=lambda v: v.name)
 
     # ---- helpers for subclasses (TF 1.x's protected Optimizer API) ------------------------
     def _slot_dict(self, slot_name: str) -> dict[Any, Variable]:
         return self._slots.setdefault(slot_name, {})
 
-    def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
-        """`var`'s slot `slot_name` ("<var>/<op_name>"), zeros like `var`; made once."""
+    def _slot_once(self, var: Variable, slot_name: str, make: Any) -> Variable:
         named = self._slot_dict(slot_name)
         key = _var_key(var)
         if key not in named:
-            named[key] = create_zeros_slot(var, op_name)
+            named[key] = make()
         return named[key]
+
+    def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
+        """`var`'s slot `slot_name` ("<var>/<op_name>"), zeros like `var`; made once."""
+        return self._slot_once(var, slot_name, lambda: create_zeros_slot(var, op_name))
 
     def _get_or_make_slot(self, var: Variable, val: Any, slot_name: str,
                           op_name: str) -> Variable:
         """`var`'s slot `slot_name`, made once with the initial value `val` (a Tensor)."""
-        named = self._slot_dict(slot_name)
-        key = _var_key(var)
-        if key not in named:
-            named[key] = create_slot(var, val, op_name)
-        return named[key]
+        return self._slot_once(var, slot_name, lambda: create_slot(var, val, op_name))
 
     def _constant_slot(self, var: Variable, value: float, slot_name: str,
                        op_name: str) -> Variable:
@@ -282,12 +294,8 @@ class Optimizer:
                                            shape: Any, dtype: Any, slot_name: str,
                                            op_name: str) -> Variable:
         """`var`'s slot `slot_name`, made once by `initializer(shape, dtype)`."""
-        named = self._slot_dict(slot_name)
-        key = _var_key(var)
-        if key not in named:
-            named[key] = create_slot_with_initializer(var, initializer, shape, dtype,
-                                                      op_name)
-        return named[key]
+        return self._slot_once(var, slot_name, lambda: create_slot_with_initializer(
+            var, initializer, shape, dtype, op_name))
 
     def _create_non_slot_variable(self, initial_value: Any, name: str,
                                   colocate_with: Variable) -> Variable:
@@ -385,6 +393,11 @@ class Optimizer:
             return self._resource_apply_sparse(grad, handle, indices)
         values, unique_indices = deduplicate_indexed_rows(grad, indices)
         return self._resource_apply_sparse(values, handle, unique_indices)
+
+
+def _trainable() -> list[Any]:
+    return trainable_variables() + \
+        get_default_graph().get_collection(GraphKeys.TRAINABLE_RESOURCE_VARIABLES)
 
 
 __all__ = ["Optimizer", "create_slot", "create_slot_with_initializer", "create_zeros_slot"]

@@ -1,4 +1,5 @@
-"""Gradient plumbing of `tf.train.Optimizer`: GATE_GRAPH gating, duplicate indices.
+"""Gradient plumbing of `tf.train.Optimizer`: GATE_GRAPH gating, duplicate indices,
+the variables a callable loss reads.
 
 Example:
     >>> values, indices = deduplicate_indexed_rows(grad.values, grad.indices)
@@ -46,4 +47,23 @@ def gate_all(grads: list[Any]) -> list[Any]:
     return out
 
 
-__all__ = ["deduplicate_indexed_rows", "gate_all"]
+def variables_read_by(loss: Tensor, candidates: list[Any]) -> list[Any]:
+    """The `candidates` whose storage `loss` depends on, in `candidates`' order (what
+    TF's GradientTape watches when a callable loss is given)."""
+    wanted = {id(v.op): v for v in candidates}
+    found: set[int] = set()
+    seen: set[int] = set()
+    todo = [loss.op]
+    while todo:
+        op = todo.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if id(op) in wanted:
+            found.add(id(op))
+        todo.extend(t.op for t in op.inputs)
+        todo.extend(op.control_inputs)
+    return [v for v in candidates if id(v.op) in found]
+
+
+__all__ = ["deduplicate_indexed_rows", "gate_all", "variables_read_by"]

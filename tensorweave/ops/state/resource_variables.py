@@ -100,6 +100,23 @@ class ResourceVariable(Variable):
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
 
+class RefVariable(Variable):
+    """TF 1.x's reference variable: `RefVariable(...)` makes one whatever the default,
+    and `isinstance(v, RefVariable)` holds for every variable that is not a resource
+    variable (a plain `tf.Variable` included), as in TF 1.x.
+
+    Example:
+        >>> isinstance(tf.Variable(1.0), RefVariable)
+        True
+    """
+
+    _REF_KIND = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.pop("use_resource", None)
+        super().__init__(*args, **kwargs)
+
+
 def is_resource_variable(var: Any) -> bool:
     """Whether `var` is a resource variable (`tf.Variable(..., use_resource=True)`).
 
@@ -131,5 +148,5 @@ def resource_variables_enabled() -> bool:
 
 _meta.register_resource_variable_class(ResourceVariable)
 
-__all__ = ["ResourceVariable", "is_resource_variable", "enable_resource_variables",
+__all__ = ["ResourceVariable", "RefVariable", "is_resource_variable", "enable_resource_variables",
            "disable_resource_variables", "resource_variables_enabled"]

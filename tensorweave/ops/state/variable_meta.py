@@ -59,6 +59,13 @@ class VariableMeta(type):
                 return resource_cls(**bound.arguments)
         return super().__call__(*args, **kwargs)
 
+    def __instancecheck__(cls, obj: Any) -> bool:
+        # TF 1.x's RefVariable: every variable that is not a resource variable (a plain
+        # tf.Variable is one), though our ref variables are of the class tf.Variable.
+        if cls.__dict__.get("_REF_KIND"):
+            return isinstance(obj, cls.__mro__[1]) and not getattr(obj, "_is_resource", False)
+        return super().__instancecheck__(obj)
+
 
 __all__ = ["VariableMeta", "register_resource_variable_class", "resource_variable_class",
            "resource_variables_default", "set_resource_variables_default"]
