@@ -176,3 +176,29 @@ def test_slice_gradient_lowered():
         got = sess.run("gx:0", {"x:0": np.arange(20, dtype=np.float32).reshape(4, 5) / 3,
                                 "n:0": 2})
     np.testing.assert_allclose(got, TF_SLICE_GRADIENT, rtol=1e-6)
+
+
+# TF 2.21 on the lowered graph of test_top_k_and_prod_gradients_lowered.
+TF_TOP_K_PROD_GRADIENT = [
+    [[0.1875, 0.09375, -0.4375, 0.03369140625], [0.328125, 1.2734375, 1.734375, 1.640625],
+     [0.46875, 0.3125, 0.232177734375, 0.6875]],
+    [[1.109375, 1.59375, 0.65625, 0.328125], [0.9375, 0.705322265625, 1.0625, 1.46875],
+     [1.546875, 0.328125, 0.1640625, -0.390625]]]
+
+
+def test_top_k_and_prod_gradients_lowered():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2, 3, 4], name="x")
+        vals, _ = tf.nn.top_k(x * 1.0, k=2)
+        loss = tf.reduce_sum(vals * vals) + tf.reduce_sum(tf.reduce_prod(x, axis=[0, 2])) + \
+            tf.reduce_sum(tf.reduce_prod(x + 1.0, axis=-1, keepdims=True) * 0.5)
+        tf.identity(tf.gradients(loss, [x])[0], name="gx")
+    assert {"TopKV2Grad", "ProdGrad"} <= {op.type for op in g.get_operations()}
+    gd, _ = to_tensorflow(g, g.as_graph_def())
+    assert foreign_ops(gd) == {}
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.import_graph_def(from_tensorflow(gd), name="")
+        got = sess.run("gx:0", {"x:0": (np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 7
+                                        - 3) / 4})
+    np.testing.assert_allclose(got, TF_TOP_K_PROD_GRADIENT, rtol=1e-6)

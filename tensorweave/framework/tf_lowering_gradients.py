@@ -6,6 +6,11 @@
   ids zeroed (TF's _GatherDropNegatives);
 - SliceGrad(input_shape, begin, g) = StridedSliceGrad(input_shape, begin, begin +
   shape(g), 1s, g): g placed at `begin` in zeros (TF pads; the same values);
+- TopKV2Grad(g, indices, x) = g scattered (ScatterNd) to the flattened positions of
+  the top-k indices, row by row, reshaped as x (TF's _TopKGrad);
+- ProdGrad(x, axes) = the product of the other reduced elements: the reduced axes
+  moved to the front (ListDiff, Transpose), exclusive Cumprods from both ends
+  multiplied, moved back (InvertPermutation), as TF's _ProdGrad;
 - ReportUninitialized(flags*; names) = the names whose flag is false, as TF's
   report_uninitialized_variables builds it (Pack, LogicalNot, Where, GatherV2).
 
@@ -94,6 +99,82 @@ def _slice_grad(node: Any, op: Any) -> list[Any]:
     return b.nodes
 
 
+def _scalar_at(b: NodeBuilder, part: str, vec: str, i: int) -> str:
+    """vec[i] of an int32 vector, as a scalar (i may be -1: the last)."""
+    return b.add(part, "StridedSlice", [vec, b.const(part + "_begin", [i]),
+                                        b.const(part + "_end", [i + 1 if i != -1 else 0]),
+                                        b.const(part + "_strides", [1])],
+                 T=_I32, Index=_I32, begin_mask=0, end_mask=1 if i == -1 else 0,
+                 ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=1)
+
+
+def _top_k_grad(node: Any, op: Any) -> list[Any]:
+    b, t = NodeBuilder(node), _dtype(op.inputs[0])
+    g, indices, x = _data(node)[:3]
+    in_shape = b.add("in_shape", "Shape", [x], T=_dtype(op.inputs[2]), out_type=_I32)
+    k = _scalar_at(b, "k", b.add("ind_shape", "Shape", [indices], T=_I32, out_type=_I32), -1)
+    ind_2d = b.add("ind_2d", "Reshape", [indices, b.add("rows_by_k", "Pack", [
+        b.const("minus_one", -1), k], N=2, T=_I32, axis=0)], T=_I32, Tshape=_I32)
+    last = _scalar_at(b, "in_lastdim", in_shape, -1)
+    outer = _scalar_at(b, "outerdim", b.add("ind_2d_shape", "Shape", [ind_2d], T=_I32,
+                                            out_type=_I32), 0)
+    offsets = b.add("offsets", "Range", [b.const("zero", 0), b.add("limit", "Mul",
+                                                                   [outer, last], T=_I32),
+                                         last], Tidx=_I32)
+    flat = b.add("flat_indices", "Reshape", [
+        b.add("shifted", "AddV2", [ind_2d, b.add("offsets_col", "ExpandDims", [
+            offsets, b.const("last_axis", -1)], T=_I32, Tdim=_I32)], T=_I32),
+        b.const("vector", [-1])], T=_I32, Tshape=_I32)
+    size = b.add("in_size", "Prod", [in_shape, b.const("prod_axis", [0])], T=_I32, Tidx=_I32,
+                 keep_dims=True)
+    scattered = b.add("scattered", "ScatterNd", [
+        b.add("scatter_index", "ExpandDims", [flat, b.const("last_axis_2", -1)], T=_I32,
+              Tdim=_I32),
+        b.add("flat_grad", "Reshape", [g, b.const("vector_2", [-1])], T=t, Tshape=_I32), size],
+        T=t, Tindices=_I32)
+    b.add(None, "Reshape", [scattered, in_shape], T=t, Tshape=_I32)
+    return b.nodes
+
+
+def _prod_grad(node: Any, op: Any) -> list[Any]:
+    b, t = NodeBuilder(node), _dtype(op.inputs[0])
+    x, axes = _data(node)[:2]
+    if _dtype(op.inputs[1]) != _I32:
+        axes = b.add("axes_int32", "Cast", [axes], SrcT=_dtype(op.inputs[1]), DstT=_I32,
+                     Truncate=False)
+    rank = b.add("rank", "Rank", [x], T=t)
+    reduced = b.add("reduced", "FloorMod", [b.add("axes_shifted", "AddV2", [
+        b.add("axes_vector", "Reshape", [axes, b.const("vector", [-1])], T=_I32, Tshape=_I32),
+        rank], T=_I32), rank], T=_I32)
+    other = b.add("other", "ListDiff", [b.add("all_axes", "Range", [
+        b.const("zero", 0), rank, b.const("one", 1)], Tidx=_I32), reduced], T=_I32,
+        out_idx=_I32)
+    perm = b.add("perm", "ConcatV2", [reduced, other, b.const("concat_axis", 0)], N=2, T=_I32,
+                 Tidx=_I32)
+    shape = b.add("shape", "Shape", [x], T=t, out_type=_I32)
+
+    def count(part: str, axes_of: str) -> str:
+        dims = b.add(part + "_dims", "GatherV2", [shape, axes_of, b.const(part + "_axis", 0)],
+                     Tparams=_I32, Tindices=_I32, Taxis=_I32, batch_dims=0)
+        return b.add(part, "Prod", [dims, b.const(part + "_prod_axis", 0)], T=_I32,
+                     Tidx=_I32, keep_dims=False)
+
+    permuted = b.add("permuted", "Transpose", [x, perm], T=t, Tperm=_I32)
+    rows = b.add("reshaped", "Reshape", [permuted, b.add("matrix_shape", "Pack", [
+        count("reduced_num", reduced), count("other_num", other)], N=2, T=_I32, axis=0)],
+        T=t, Tshape=_I32)
+    cum = {}
+    for side, reverse in (("left", False), ("right", True)):
+        cum[side] = b.add(side, "Cumprod", [rows, b.const(side + "_axis", 0)], T=t, Tidx=_I32,
+                          exclusive=True, reverse=reverse)
+    y = b.add("y", "Reshape", [b.add("others", "Mul", [cum["left"], cum["right"]], T=t),
+                               b.add("permuted_shape", "Shape", [permuted], T=t,
+                                     out_type=_I32)], T=t, Tshape=_I32)
+    b.add(None, "Transpose", [y, b.add("inverse_perm", "InvertPermutation", [perm], T=_I32)],
+          T=t, Tperm=_I32)
+    return b.nodes
+
+
 def _report_uninitialized(node: Any, op: Any) -> list[Any]:
     b = NodeBuilder(node)
     flags = _data(node)
@@ -121,6 +202,8 @@ LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
     "LogSoftmaxGrad": _log_softmax_grad,
     "UnsortedSegmentSumGrad": _segment_sum_grad,
     "SliceGrad": _slice_grad,
+    "TopKV2Grad": _top_k_grad,
+    "ProdGrad": _prod_grad,
     "ReportUninitialized": _report_uninitialized,
 }
 
