@@ -202,3 +202,28 @@ def test_top_k_and_prod_gradients_lowered():
         got = sess.run("gx:0", {"x:0": (np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 7
                                         - 3) / 4})
     np.testing.assert_allclose(got, TF_TOP_K_PROD_GRADIENT, rtol=1e-6)
+
+
+# TF 2.21 on the lowered graph of test_gather_gradient_on_another_axis_lowered.
+TF_GATHER_AXIS_GRADIENT = [[[4.5, 6.0, 4.5, 6.0], [12.5, 12.0, 16.5, 12.0],
+                            [-1.0, 0.0, 0.0, 0.0]],
+                           [[7.0, 6.0, 1.5, 6.0], [11.5, 12.0, 13.5, 12.0],
+                            [1.5, 0.0, -3.0, 0.0]]]
+
+
+def test_gather_gradient_on_another_axis_lowered():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2, 3, 4], name="x")
+        a = tf.gather(x * 1.0, tf.constant([[2, 0], [2, 2]]), axis=2)
+        c = tf.gather(x * 2.0, tf.constant([1, 1, 0], tf.int64), axis=1)
+        tf.identity(tf.gradients(tf.reduce_sum(a * a) + tf.reduce_sum(c * 3.0), [x])[0],
+                    name="gx")
+    assert "GatherV2Grad" in {op.type for op in g.get_operations()}
+    gd, _ = to_tensorflow(g, g.as_graph_def())
+    assert foreign_ops(gd) == {}
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.import_graph_def(from_tensorflow(gd), name="")
+        got = sess.run("gx:0", {"x:0": (np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 7
+                                        - 3) / 4})
+    np.testing.assert_allclose(got, TF_GATHER_AXIS_GRADIENT, rtol=1e-6)

@@ -1,4 +1,4 @@
-"""tf.boolean_mask's fused ops written as the TF ops TF 1.15 builds for them.
+"""tf.boolean_mask's and tf.gather's fused ops written as the TF ops TF 1.15 builds.
 
 - BooleanMask(x, mask; axis) = GatherV2(Reshape(x, shape[:axis] + [prod(shape[axis:
   axis+k])] + shape[axis+k:]), Squeeze(Where(Reshape(mask, [-1]))), axis), k the
@@ -6,7 +6,10 @@
 - BooleanMaskGrad(shape, mask, g; axis) = the gradient TF's gather and reshape give,
   dense: g's rows scattered (ScatterNd) to the kept positions of the flattened
   masked dimensions, the axis moved to the front and back (Transpose), reshaped
-  to `shape`. Needs g's rank known (else the node is left, for the caller to name).
+  to `shape`. Needs g's rank known (else the node is left, for the caller to name);
+- GatherV2Grad(params_shape, indices, g, axis) (gather over an axis other than 0) =
+  TF's _GatherV2Grad: g reshaped, the axis moved to the front, UnsortedSegmentSum
+  by index, moved back. Needs the rank and the axis known when exporting.
 
 Example:
     >>> nodes = LOWERINGS["BooleanMask"](node, graph.get_operation_by_name(node.name))
@@ -91,7 +94,47 @@ def _boolean_mask_grad(node: Any, op: Any) -> list[Any] | None:
     return b.nodes
 
 
+def _gather_grad(node: Any, op: Any) -> list[Any] | None:
+    pshape_t, axis_t = op.inputs[0], op.inputs[3]
+    rank = pshape_t.shape.as_list()[0] if pshape_t.shape.ndims == 1 else None
+    axis = _const_int(axis_t)
+    if rank is None or axis is None or _dtype(pshape_t) != _I32:
+        return None   # the rank or axis only known at run time: left, for the caller to name
+    a = axis % rank
+    b, t, ti = NodeBuilder(node), _dtype(op.inputs[2]), _dtype(op.inputs[1])
+    pshape, indices, g = node.input[:3]
+    values_shape = b.add("values_shape", "ConcatV2", [
+        _slice(b, "outer_dims", pshape, 0, a), b.const("any_rows", [-1]),
+        _slice(b, "inner_dims", pshape, a + 1, None), b.const("concat_axis", 0)],
+        N=3, T=_I32, Tidx=_I32)
+    values = b.add("values", "Reshape", [g, values_shape], T=t, Tshape=_I32)
+    perm = [a] + [d for d in range(rank) if d != a]
+    front = b.add("axis_first", "Transpose", [values, b.const("perm", perm)], T=t, Tperm=_I32)
+    rows = b.add("num_rows", "StridedSlice", [pshape, b.const("rows_begin", [a]),
+                                              b.const("rows_end", [a + 1]),
+                                              b.const("rows_strides", [1])],
+                 T=_I32, Index=_I32, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                 new_axis_mask=0, shrink_axis_mask=1)
+    flat_idx = b.add("flat_indices", "Reshape", [indices, b.const("vector", [-1])], T=ti,
+                     Tshape=_I32)
+    summed = b.add("summed", "UnsortedSegmentSum", [front, flat_idx, rows], T=t, Tindices=ti,
+                   Tnumsegments=_I32)
+    inverse = sorted(range(rank), key=lambda d: perm[d])
+    b.add(None, "Transpose", [summed, b.const("perm_back", inverse)], T=t, Tperm=_I32)
+    return b.nodes
+
+
+def _const_int(t: Any) -> int | None:
+    if t.op.type != "Const":
+        return None
+    try:
+        return int(t.op.get_attr("value"))
+    except (TypeError, ValueError):
+        return None
+
+
 LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
+    "GatherV2Grad": _gather_grad,
     "BooleanMask": _boolean_mask,
     "BooleanMaskGrad": _boolean_mask_grad,
 }
