@@ -146,3 +146,21 @@ def test_empty_saver_writes_only_the_meta_graph_and_unstated_saves_are_untracked
     quiet = saver.save(sess, str(tmp_path / "q"), write_state=False)
     assert saver.last_checkpoints == [] and cm.checkpoint_exists(quiet)
     assert tf.train.get_checkpoint_state(str(tmp_path)) is None
+
+
+def test_save_and_restore_run_by_name_in_the_sessions_graph(tmp_path):
+    # As TF: a Saver built in one graph drives a session on another graph that holds
+    # nodes of the same names (a SessionManager made before the graph was rebuilt).
+    g1 = tf.Graph()
+    with g1.as_default():
+        v1 = tf.Variable([1.0, 2.0], name="v")
+        tf.train.Saver({"v": v1})
+        sess = tf.Session(graph=g1)
+        sess.run(v1.initializer)
+    with tf.Graph().as_default():
+        v2 = tf.Variable([0.0, 0.0], name="v")
+        saver2 = tf.train.Saver({"v": v2})
+        prefix = saver2.save(sess, str(tmp_path / "by_name"))   # runs g1's save nodes
+        sess.run(v1.assign([5.0, 5.0]))
+        saver2.restore(sess, prefix)
+    assert sess.run(v1).tolist() == [1.0, 2.0]

@@ -37,7 +37,8 @@ from tensorweave.train.checkpoint_management import (
     latest_valid_checkpoint as latest_valid_checkpoint, list_variables as list_variables,
     load_checkpoint as load_checkpoint, load_variable as load_variable,
     update_checkpoint_state as update_checkpoint_state,
-    get_checkpoint_mtimes as get_checkpoint_mtimes, remove_checkpoint as remove_checkpoint)
+    get_checkpoint_mtimes as get_checkpoint_mtimes, remove_checkpoint as remove_checkpoint,
+    generate_checkpoint_state_proto as generate_checkpoint_state_proto)
 from tensorweave.train.saver import Saver as Saver
 from tensorweave.train.meta_graph_io import (
     export_meta_graph as export_meta_graph, import_meta_graph as import_meta_graph)

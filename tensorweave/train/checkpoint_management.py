@@ -36,6 +36,9 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None
 
     Relative paths in it are returned joined with `checkpoint_dir`.
 
+    Raises:
+        ValueError: if the file names no checkpoint (as TF: "Invalid checkpoint state").
+
     Example:
         >>> tf.train.get_checkpoint_state("/tmp/train").all_model_checkpoint_paths
     """
@@ -45,12 +48,50 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None
             st = CheckpointState.from_text(f.read(), path)
     except FileNotFoundError:
         return None
+    if not st.model_checkpoint_path:
+        raise ValueError(f"Invalid checkpoint state loaded from {checkpoint_dir}: {path} "
+                         "names no model_checkpoint_path (delete it, or save again).")
+
     def fix(p: str) -> str:
         return p if not p or os.path.isabs(p) else os.path.join(checkpoint_dir, p)
 
     st.model_checkpoint_path = fix(st.model_checkpoint_path)
     st.all_model_checkpoint_paths = [fix(p) for p in st.all_model_checkpoint_paths]
     return st
+
+
+def generate_checkpoint_state_proto(save_dir: str, model_checkpoint_path: str,
+                                    all_model_checkpoint_paths: list[str] | None = None,
+                                    all_model_checkpoint_timestamps: list[float] | None = None,
+                                    last_preserved_timestamp: float | None = None
+                                    ) -> CheckpointState:
+    """The CheckpointState naming `model_checkpoint_path` as the newest (TF's rules).
+
+    `model_checkpoint_path` is appended to `all_model_checkpoint_paths` unless it
+    is already last; with a relative `save_dir`, relative paths are rewritten
+    relative to it (get_checkpoint_state joins them back).
+
+    Raises:
+        ValueError: if timestamps are given but not one per path.
+
+    Example:
+        >>> tf.train.generate_checkpoint_state_proto("train", "train/model-0")
+        ... .model_checkpoint_path
+        'model-0'
+    """
+    paths = list(all_model_checkpoint_paths or [])
+    if not paths or paths[-1] != model_checkpoint_path:
+        paths.append(model_checkpoint_path)
+    if all_model_checkpoint_timestamps and len(all_model_checkpoint_timestamps) != len(paths):
+        raise ValueError(f"Checkpoint timestamps, if provided, must match checkpoint paths "
+                         f"(got paths {paths} and timestamps {all_model_checkpoint_timestamps})")
+    if not os.path.isabs(save_dir):
+        def rel(p: str) -> str:
+            return p if os.path.isabs(p) else os.path.relpath(p, save_dir)
+        model_checkpoint_path = rel(model_checkpoint_path)
+        paths = [rel(p) for p in paths]
+    return CheckpointState(model_checkpoint_path, paths, all_model_checkpoint_timestamps,
+                           last_preserved_timestamp or 0.0)
 
 
 def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
@@ -61,18 +102,30 @@ def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
                             save_relative_paths: bool = False) -> None:
     """Writes the `checkpoint` state file (atomically) naming the newest checkpoint.
 
+    Args:
+        save_relative_paths: write absolute paths relative to `save_dir`.
+
+    Raises:
+        RuntimeError: if the state file would overwrite the checkpoint itself.
+
     Example:
         >>> tf.train.update_checkpoint_state("/tmp/train", "/tmp/train/model.ckpt-5")
     """
-    paths = list(all_model_checkpoint_paths or [])
-    if model_checkpoint_path not in paths:
-        paths.append(model_checkpoint_path)
-    rel = (lambda p: os.path.relpath(p, save_dir)) if save_relative_paths else (lambda p: p)
-    st = CheckpointState(rel(model_checkpoint_path), [rel(p) for p in paths],
-                         all_model_checkpoint_timestamps,
-                         time.time() if last_preserved_timestamp is None
-                         else last_preserved_timestamp)
-    _write_state(_state_path(save_dir, latest_filename), st)
+    if save_relative_paths:
+        def rel(p: str) -> str:
+            return os.path.relpath(p, save_dir) if os.path.isabs(p) else p
+        model_checkpoint_path = rel(model_checkpoint_path)
+        all_model_checkpoint_paths = [rel(p) for p in all_model_checkpoint_paths or []]
+    st = generate_checkpoint_state_proto(
+        save_dir, model_checkpoint_path, all_model_checkpoint_paths,
+        all_model_checkpoint_timestamps,
+        time.time() if last_preserved_timestamp is None else last_preserved_timestamp)
+    path = _state_path(save_dir, latest_filename)
+    if os.path.abspath(path) == os.path.abspath(
+            os.path.join(save_dir, st.model_checkpoint_path)):
+        raise RuntimeError(f"Save path '{model_checkpoint_path}' conflicts with path used for "
+                         "checkpoint state.  Please use a different save path.")
+    _write_state(path, st)
 
 
 def _write_state(path: str, st: CheckpointState) -> None:
@@ -127,10 +180,10 @@ def latest_valid_checkpoint(checkpoint_dir: str, latest_filename: str | None = N
     """
     try:
         st = get_checkpoint_state(checkpoint_dir, latest_filename)
-    except errors.DataLossError as e:
+    except (errors.DataLossError, ValueError) as e:   # unparsable, or naming nothing
         if not set_aside_damaged:
             raise
-        st = _rebuild_state(checkpoint_dir, latest_filename, e.message)
+        st = _rebuild_state(checkpoint_dir, latest_filename, str(e))
     if st is None:
         return None
     cands = list(reversed(st.all_model_checkpoint_paths))
@@ -163,7 +216,8 @@ def _rebuild_state(checkpoint_dir: str, latest_filename: str | None, what: str
             found.append((int(m.group(2)), os.path.join(checkpoint_dir, m.group(1))))
     st = CheckpointState(all_model_checkpoint_paths=[p for _, p in sorted(found)])
     st.model_checkpoint_path = st.all_model_checkpoint_paths[-1] if found else ""
-    _write_state(path, st)
+    if found:   # a state file naming nothing would be invalid: none then
+        _write_state(path, st)
     _log.warning("The checkpoint state file %s is unreadable (%s); moved it to %s.damaged-%d "
                  "and rebuilt it from the checkpoints in the directory: %s", path, what,
                  path, n, [os.path.basename(p) for p in st.all_model_checkpoint_paths])
@@ -246,6 +300,9 @@ def _drop_from_state(prefix: str, d: str, latest_filename: str | None) -> None:
     if same(st.model_checkpoint_path):
         st.model_checkpoint_path = (st.all_model_checkpoint_paths[-1]
                                     if st.all_model_checkpoint_paths else "")
+    if not st.model_checkpoint_path:   # none left: no state file, as before any save
+        os.remove(path)
+        return
     _write_state(path, st)
 
 
@@ -363,6 +420,7 @@ __all__ = [
     "checkpoint_damage",
     "checkpoint_exists",
     "get_checkpoint_mtimes",
+    "generate_checkpoint_state_proto",
     "get_checkpoint_state",
     "latest_checkpoint",
     "latest_valid_checkpoint",

@@ -252,6 +252,10 @@ class Saver:
         if not self._built:
             raise RuntimeError("`build()` should be called before save if defer_build==True")
         save_path = _local_path(save_path)
+        if global_step is None and not self._sharded and \
+                os.path.basename(save_path) == (latest_filename or "checkpoint"):
+            raise ValueError(f"'latest_filename' collides with 'save_path': "
+                             f"'{latest_filename or 'checkpoint'}' and '{save_path}'")
         if global_step is not None:
             if not isinstance(global_step, (int, np.integer)):
                 global_step = sess.run(global_step)
@@ -266,7 +270,8 @@ class Saver:
         save_dir = os.path.dirname(save_path)
         if save_dir and not os.path.isdir(save_dir):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
-        prefix = io_ops.run_save(sess, self._save_t, {self._filename_t: save_path},
+        # By name, as TF: the session's graph may be another one holding the same nodes.
+        prefix = io_ops.run_save(sess, self._save_t.name, {self._filename_t.name: save_path},
                                  self._pause_timeout_s)
         prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
         if write_meta_graph:
@@ -329,7 +334,7 @@ class Saver:
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path} "
                              f"(no {save_path}.index; pass a prefix Saver.save returned)")
         try:
-            sess.run(self._restore_op, {self._filename_t: save_path})
+            sess.run(self._restore_op.name, {self._filename_t.name: save_path})   # as TF
             return save_path
         except errors.NotFoundError as e:   # TF's wording first, then the cause
             raise _restore_error(e, "a Variable name or other graph key that is missing"
@@ -345,7 +350,7 @@ class Saver:
                          older)
             for p in older:
                 try:
-                    sess.run(self._restore_op, {self._filename_t: p})
+                    sess.run(self._restore_op.name, {self._filename_t.name: p})
                     return p
                 except errors.DataLossError:
                     continue

@@ -269,7 +269,7 @@ def build_save(entries: list[SaveEntry], filename: Tensor, sharded: bool,
     return g.create_op("MergeCheckpoint", [filename, shard_files], name="merge").outputs[0]
 
 
-def run_save(sess: Any, prefix: Tensor, feed: dict, timeout_s: float = 60.0) -> Any:
+def run_save(sess: Any, prefix: Tensor | str, feed: dict, timeout_s: float = 60.0) -> Any:
     """Runs a `build_save` graph, retrying while a contended pause gives up.
 
     Each retry waits a random 10-100% of a back-off that doubles from 50 ms (at
