@@ -20,10 +20,11 @@ import weakref
 from typing import Any, Iterator, cast
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.ops.state.variables import Variable
 from tensorweave.ops.state import partitioned_variables
 from tensorweave.ops.state.variable_store import VariableStore as _VariableStore
+from tensorweave.ops.state.custom_getters import call_custom_getter, wrap_custom_getter
 
 
 class _ReuseMode(enum.Enum):
@@ -89,6 +90,9 @@ class VariableScope:
     def set_caching_device(self, caching_device: Any) -> None:
         self._caching_device = caching_device
 
+    def set_custom_getter(self, custom_getter: Any) -> None:
+        self._custom_getter = custom_getter
+
     def set_use_resource(self, use_resource: Any) -> None:
         """Whether `get_variable` here makes ResourceVariables (None: the default)."""
         self._use_resource = use_resource
@@ -110,9 +114,31 @@ class VariableScope:
         # the model's graph, outside every body (as TF does), and the body captures it:
         # made in the body it would be re-created, and re-initialized, on every call.
         g = _root(get_default_graph())
+        custom_getter = kwargs.pop("custom_getter", None) or self._custom_getter
+        if custom_getter is not None:
+            return call_custom_getter(self, g, custom_getter, full, shape, dtype,
+                                      initializer, regularizer, trainable, collections,
+                                      kwargs)
         with g.as_default(), g.control_dependencies(None):
             return self._get_variable(g, full, shape, dtype, initializer, regularizer,
                                       trainable, collections, **kwargs)
+
+    def get_collection(self, name: str) -> list[Any]:
+        """The graph collection `name`, filtered to this scope ("<scope>/...")."""
+        return get_default_graph().get_collection(name, self._name + "/" if self._name
+                                                  else "")
+
+    def global_variables(self) -> list[Any]:
+        """The global variables made in this scope."""
+        return self.get_collection(GraphKeys.GLOBAL_VARIABLES)
+
+    def trainable_variables(self) -> list[Any]:
+        """The trainable variables made in this scope."""
+        return self.get_collection(GraphKeys.TRAINABLE_VARIABLES)
+
+    def local_variables(self) -> list[Any]:
+        """The local variables made in this scope."""
+        return self.get_collection(GraphKeys.LOCAL_VARIABLES)
 
     def _get_variable(self, g: Any, full: str, shape: Any, dtype: Any, initializer: Any,
                       regularizer: Any, trainable: bool, collections: Any,
@@ -272,7 +298,7 @@ def variable_scope(name_or_scope: Any = None, default_name: str | None = None,
                 regularizer if regularizer is not None else src.regularizer,
                 caching_device if caching_device is not None else src.caching_device,
                 partitioner if partitioner is not None else src.partitioner,
-                custom_getter if custom_getter is not None else src.custom_getter,
+                wrap_custom_getter(custom_getter, src.custom_getter),
                 src.original_name_scope if isinstance(name_or_scope, VariableScope) else ns,
                 dtype if dtype is not None else src.dtype,
                 constraint if constraint is not None else src.constraint,
@@ -314,7 +340,8 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
     return get_variable_scope().get_variable(
         name, shape, dtype, initializer, regularizer, trainable, collections,
         validate_shape=validate_shape, partitioner=partitioner,  # hook: partitioned vars
-        use_resource=use_resource, constraint=constraint, caching_device=caching_device)
+        use_resource=use_resource, constraint=constraint, caching_device=caching_device,
+        custom_getter=custom_getter)
 
 
 def no_regularizer(_: Any) -> None:

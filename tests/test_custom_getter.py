@@ -1,0 +1,78 @@
+"""Custom getters and a variable scope's collection views, as TF 1.x has them."""
+import pytest
+
+import tensorweave as tf
+
+pytestmark = pytest.mark.usefixtures("graph")
+
+
+def test_scope_getter_sees_full_names_and_can_change_the_result():
+    seen = []
+
+    def doubled(getter, name, *args, **kwargs):
+        seen.append((name, kwargs["shape"], kwargs["trainable"]))
+        return getter(name, *args, **kwargs) * 2.0
+
+    with tf.variable_scope("m", custom_getter=doubled):
+        w = tf.get_variable("w", [2], initializer=tf.ones_initializer())
+    assert seen == [("m/w", [2], True)]
+    assert w.op.type != "VariableV2"             # the getter's result, not the variable
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(w).tolist() == [2.0, 2.0]
+    assert [v.name for v in tf.global_variables()] == ["m/w:0"]
+
+
+def test_nested_getters_run_inner_first_through_the_outer():
+    calls = []
+
+    def tag(label):
+        def getter_fn(getter, name, *args, **kwargs):
+            calls.append(label)
+            return getter(name, *args, **kwargs)
+        return getter_fn
+
+    with tf.variable_scope("outer", custom_getter=tag("outer")):
+        with tf.variable_scope("inner", custom_getter=tag("inner")):
+            v = tf.get_variable("v", [1])
+    assert calls == ["inner", "outer"] and v.name == "outer/inner/v:0"
+
+
+def test_get_variable_custom_getter_and_the_getter_can_rename():
+    def renamed(getter, name, *args, **kwargs):
+        return getter(name + "_x", *args, **kwargs)
+    v = tf.get_variable("v", [1], custom_getter=renamed)
+    assert v.name == "v_x:0"
+
+
+def test_constraint_only_for_getters_that_take_it():
+    got = {}
+
+    def old_style(getter, name, shape=None, dtype=None, initializer=None, regularizer=None,
+                  reuse=None, trainable=None, collections=None, caching_device=None,
+                  partitioner=None, validate_shape=True, use_resource=None,
+                  synchronization=None, aggregation=None):
+        got["called"] = True
+        return getter(name, shape=shape, dtype=dtype, initializer=initializer)
+
+    tf.get_variable("a", [1], custom_getter=old_style, constraint=lambda x: x)
+    assert got["called"]
+
+
+def test_a_non_callable_getter_is_refused():
+    with pytest.raises(ValueError, match="custom_getter which is not callable"):
+        with tf.variable_scope("bad", custom_getter=3):
+            pass
+
+
+def test_scope_collections():
+    with tf.variable_scope("a") as a:
+        tf.get_variable("w", [1])
+        tf.get_variable("s", [1], trainable=False)
+        tf.get_variable("l", [1], trainable=False, collections=[tf.GraphKeys.LOCAL_VARIABLES])
+    with tf.variable_scope("ab"):
+        tf.get_variable("w", [1])
+    assert [v.name for v in a.global_variables()] == ["a/w:0", "a/s:0"]
+    assert [v.name for v in a.trainable_variables()] == ["a/w:0"]
+    assert [v.name for v in a.local_variables()] == ["a/l:0"]
+    assert len(tf.get_variable_scope().global_variables()) == 3
