@@ -102,3 +102,33 @@ def test_shape_arguments_pack_int64_tensors_and_refuse_mixed_ones():
     assert tf.reshape(x, [n64, 3]).shape.as_list() == [2, 3]
     with pytest.raises(TypeError, match=r"dtype int32 to int64"):
         tf.reshape(x, [n64, tf.constant(3)])
+
+
+def test_nested_shape_and_axis_arguments_holding_tensors():
+    x = tf.reshape(tf.range(6.0), [2, 3])
+    n, zero = tf.constant(1), tf.constant(0)
+    padded = tf.pad(x, [[0, n], [zero, 0]])             # nested: paddings
+    summed = tf.reduce_sum(x, axis=[zero])               # a reduction's axis list
+    by_var = tf.reshape(x, [tf.Variable(3), -1])          # a variable in a shape
+    spread = tf.broadcast_to(tf.constant(1.0), [n, 3])
+    got = _run([padded, summed, by_var, spread])
+    assert got[0].shape == (3, 3) and got[0][2].tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(got[1], [3.0, 5.0, 7.0])
+    assert got[2].shape == (3, 2)
+    np.testing.assert_allclose(got[3], [[1.0, 1.0, 1.0]])
+
+
+def test_ops_that_take_references_still_pack_lists():
+    # identity converts its input "as a reference" to snapshot variables; a list has no
+    # reference to keep, so it is packed like anywhere else (as TF's identity does)
+    out = tf.identity([[tf.constant(1.0), 2.0]])
+    np.testing.assert_allclose(_run(out), [[1.0, 2.0]])
+
+
+def test_contains_tensor_and_constant_value_see_through_nesting():
+    from tensorweave.framework.convert import constant_value, contains_tensor
+    t = tf.constant(1)
+    assert contains_tensor([[0, t], [0, 0]]) and contains_tensor((tf.Variable(1.0),))
+    assert not contains_tensor([[1, 2], [3, 4]]) and not contains_tensor(t)
+    assert constant_value([[0, t]]) is None  # known only when the Pack runs
+    assert constant_value([[0, 1]]).tolist() == [[0, 1]]

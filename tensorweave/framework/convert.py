@@ -134,7 +134,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
         elem = value._as_graph_element()
         if isinstance(elem, Tensor):
             return convert_to_tensor(elem, dtype, name, preferred_dtype, as_ref)
-    if isinstance(value, (list, tuple)) and not as_ref:
+    if isinstance(value, (list, tuple)):  # a list is never a reference: as_ref is moot
         inferred = _packed_dtype(value)
         if inferred is not None:  # a (nested) list holding tensors: TF packs it
             if dt is None and preferred_dtype is not None:
@@ -182,6 +182,17 @@ def _packed_dtype(values: list[Any] | tuple[Any, ...]) -> _dt.DType | None:
             if found is not None:
                 return found
     return None
+
+
+def contains_tensor(value: Any) -> bool:
+    """Whether `value` is a (nested) list or tuple holding a tensor or variable, which
+    `convert_to_tensor` packs (TF's auto-packing) rather than making a constant.
+
+    Example:
+        >>> contains_tensor([[0, tf.constant(1)], [0, 0]]), contains_tensor([1, 2])
+        (True, False)
+    """
+    return isinstance(value, (list, tuple)) and _packed_dtype(value) is not None
 
 
 def _autopack(values: list[Any] | tuple[Any, ...], dtype: _dt.DType, inferred: _dt.DType,
@@ -259,6 +270,8 @@ def convert_n_to_tensor(values: Any, dtype: Any = None, name: str | None = None)
 def constant_value(tensor: Any) -> np.ndarray | None:
     """The value of `tensor` if it is known at graph-build time, else None."""
     if not isinstance(tensor, Tensor):
+        if contains_tensor(tensor):  # packed at run time: not known here
+            return None
         try:
             return np.asarray(tensor)
         except Exception:  # noqa: BLE001 - anything unconvertible is simply "unknown"

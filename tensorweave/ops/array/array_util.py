@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework.convert import (constant, constant_value, convert_to_tensor,
-                                           register_constant_folder)
+from tensorweave.framework.convert import (constant, constant_value, contains_tensor,
+                                           convert_to_tensor, register_constant_folder)
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
@@ -35,7 +35,7 @@ def _int_tensor(value: Any, name: str = "Const") -> Tensor:
             raise TypeError(f"Expected an int32/int64 tensor for a shape or index, got "
                             f"{value.name} of dtype {value.dtype.name}; cast it first.")
         return convert_to_tensor(value)
-    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+    if contains_tensor(value):
         # Packed by convert_to_tensor (TF's auto-packing and its dtype rules), then checked.
         return _int_tensor(convert_to_tensor(value, name="packed"))
     value = known_values(value)  # Dimensions and TensorShapes give their sizes

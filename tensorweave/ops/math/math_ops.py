@@ -18,7 +18,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import (
-    constant_value, convert_to_tensor, register_tensor_conversion_function)
+    constant_value, contains_tensor, convert_to_tensor, register_tensor_conversion_function)
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
@@ -135,7 +135,9 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
         >>> tf.broadcast_to([1, 2, 3], [2, 3])   # [[1, 2, 3], [1, 2, 3]]
     """
     x = convert_to_tensor(input)
-    if not isinstance(shape, Tensor):
+    if contains_tensor(shape):  # e.g. [n, 3] with n a tensor: packed, as TF does
+        shape = convert_to_tensor(shape, name="shape")
+    elif not isinstance(shape, Tensor):
         shape = convert_to_tensor(np.asarray(shape, dtype=np.int32))
     return _create("BroadcastTo", [x, shape], name=name)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.convert import constant_value, contains_tensor, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -57,9 +57,9 @@ def _reduction_axis(x: Tensor, axis: Any) -> Tensor:
             return convert_to_tensor(np.arange(x.shape.ndims, dtype=np.int32),
                                      name="reduction_indices")
         return _create("ReductionAllAxes", [x])
-    if isinstance(axis, Tensor) or not isinstance(axis, (int, np.integer, list, tuple,
-                                                         np.ndarray)):
-        return convert_to_tensor(axis)
+    if isinstance(axis, Tensor) or contains_tensor(axis) or not isinstance(
+            axis, (int, np.integer, list, tuple, np.ndarray)):
+        return convert_to_tensor(axis, name="reduction_indices")
     return convert_to_tensor(np.asarray(axis, dtype=np.int32), name="reduction_indices")
 
 

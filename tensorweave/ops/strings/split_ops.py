@@ -13,7 +13,8 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.convert import constant, constant_value, convert_to_tensor
+from tensorweave.framework.convert import (constant, constant_value, contains_tensor,
+                                           convert_to_tensor)
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
@@ -268,8 +269,9 @@ def reduce_join(inputs: Any, axis: Any = None, keep_dims: bool = False, separato
             axis = constant(np.arange(x.shape.ndims - 1, -1, -1, dtype=np.int32))
         else:
             axis = fill_ops.range(binary_ops.subtract(shape_ops.rank(x), 1), -1, -1)
-    a = axis if isinstance(axis, Tensor) else convert_to_tensor(
-        np.asarray(axis, dtype=np.int32))
+    a = axis if isinstance(axis, Tensor) or contains_tensor(axis) else np.asarray(
+        axis, dtype=np.int32)
+    a = convert_to_tensor(a)
     return g.create_op("ReduceJoin", [x, a], {"keep_dims": bool(keep_dims),
                                               "separator": separator},
                        name=name or "ReduceJoin").outputs[0]
