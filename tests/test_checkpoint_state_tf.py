@@ -16,12 +16,13 @@ def test_generate_state_rewrites_paths_relative_to_a_relative_dir(tmp_path):
     assert st.model_checkpoint_path == "model-0"
     assert st.all_model_checkpoint_paths == ["model-0"]
     absolute = str(tmp_path / "model-0")
-    for given in (None, [], ["model-2"]):
+    for given, count in ((None, 1), ([], 1), (["model-2"], 2)):
         st = tf.train.generate_checkpoint_state_proto(str(tmp_path), absolute, given)
         assert st.model_checkpoint_path == absolute
         assert st.all_model_checkpoint_paths[-1] == absolute
-        assert len(st.all_model_checkpoint_paths) == (len(given) if given else 1) + \
-            (1 if given else 0)
+        assert len(st.all_model_checkpoint_paths) == count
+        if given is not None:   # as TF: the caller's list is extended in place
+            assert given[-1] == absolute
     with pytest.raises(ValueError, match="timestamps"):
         tf.train.generate_checkpoint_state_proto(str(tmp_path), absolute, [], [1.0, 2.0])
 

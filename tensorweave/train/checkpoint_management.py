@@ -67,9 +67,10 @@ def generate_checkpoint_state_proto(save_dir: str, model_checkpoint_path: str,
                                     ) -> CheckpointState:
     """The CheckpointState naming `model_checkpoint_path` as the newest (TF's rules).
 
-    `model_checkpoint_path` is appended to `all_model_checkpoint_paths` unless it
-    is already last; with a relative `save_dir`, relative paths are rewritten
-    relative to it (get_checkpoint_state joins them back).
+    `model_checkpoint_path` is appended to `all_model_checkpoint_paths` (the given
+    list itself, as TF) unless it is already last; with a relative `save_dir`,
+    relative paths are rewritten relative to it (get_checkpoint_state joins them
+    back).
 
     Raises:
         ValueError: if timestamps are given but not one per path.
@@ -79,7 +80,9 @@ def generate_checkpoint_state_proto(save_dir: str, model_checkpoint_path: str,
         ... .model_checkpoint_path
         'model-0'
     """
-    paths = list(all_model_checkpoint_paths or [])
+    # As TF, a given list is extended in place (callers see the appended path).
+    paths = all_model_checkpoint_paths if isinstance(all_model_checkpoint_paths, list) else \
+        list(all_model_checkpoint_paths or [])
     if not paths or paths[-1] != model_checkpoint_path:
         paths.append(model_checkpoint_path)
     if all_model_checkpoint_timestamps and len(all_model_checkpoint_timestamps) != len(paths):
@@ -121,8 +124,7 @@ def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
         all_model_checkpoint_timestamps,
         time.time() if last_preserved_timestamp is None else last_preserved_timestamp)
     path = _state_path(save_dir, latest_filename)
-    if os.path.abspath(path) == os.path.abspath(
-            os.path.join(save_dir, st.model_checkpoint_path)):
+    if path == st.model_checkpoint_path:   # TF's check, as TF makes it (the same spelling)
         raise RuntimeError(f"Save path '{model_checkpoint_path}' conflicts with path used for "
                          "checkpoint state.  Please use a different save path.")
     _write_state(path, st)
