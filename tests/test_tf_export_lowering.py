@@ -245,3 +245,22 @@ def test_canned_wide_and_deep_saved_model_has_only_tensorflow_ops(tmp_path):
     predicted = [p["logistic"][0] for p in est.predict(
         lambda: tf.data.Dataset.from_tensor_slices(feats).batch(4))]
     np.testing.assert_allclose(served.ravel(), predicted, rtol=1e-6)
+
+
+def test_pruned_nodes_take_their_function_bodies_with_them(tmp_path):
+    """A graph with a tf.scan (no TF form) exports its serving part: the scan node is
+    pruned and so is its body, which the TF-ops check would otherwise refuse."""
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        w = tf.Variable([[1.0], [2.0]], name="w")
+        y = tf.matmul(x, w, name="y")
+        tf.scan(lambda a, v: a + tf.reduce_sum(tf.scan(lambda b, u: b + u, v)), x,
+                initializer=0.0, name="cumulative")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.saved_model.simple_save(sess, str(tmp_path / "m"), {"x": x}, {"y": y})
+    mg = saved_model_pb2.SavedModel.FromString(
+        (tmp_path / "m" / "saved_model.pb").read_bytes()).meta_graphs[0]
+    assert foreign_ops(mg.graph_def) == {}
+    assert not mg.graph_def.library.function
+    assert "FunctionalScan" in {op.type for op in g.get_operations()}

@@ -249,10 +249,29 @@ def to_tensorflow(graph: Any, graph_def: Any, prune_unknown: bool = False,
         out.node.extend(kept)
         for n in out.node:   # control inputs on dropped nodes go too
             n.input[:] = [i for i in n.input if i.lstrip("^").split(":")[0] not in dropped]
+        _drop_uncalled_functions(out)
     elif problems:
         raise ValueError("Cannot write a GraphDef TensorFlow can import:\n  " +
                          "\n  ".join(p for ps in problems.values() for p in ps[:20]))
     return out, sorted(dropped)
+
+
+def _drop_uncalled_functions(gd: Any) -> None:
+    """Removes library functions no kept node calls (directly or through other
+    functions): the bodies of pruned nodes, which may hold ops TF lacks."""
+    bodies = {f.signature.name: f for f in gd.library.function}
+    stack = [f for n in gd.node for f in _called(n)]
+    called: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in called or name not in bodies:
+            continue
+        called.add(name)
+        stack.extend(f for nd in bodies[name].node_def for f in _called(nd))
+    if len(called) < len(bodies):
+        kept = [f for f in gd.library.function if f.signature.name in called]
+        del gd.library.function[:]
+        gd.library.function.extend(kept)
 
 
 def _dependents(gd: Any, roots: set[str], barrier: set[str]) -> tuple[set[str], set[str]]:
