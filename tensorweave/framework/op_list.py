@@ -37,18 +37,22 @@ def ops_used_by_graph_def(graph_def: Any) -> list[str]:
     return sorted(used - functions)
 
 
-def op_def_proto(op_type: str) -> Any:
+def op_def_proto(op_type: str, registry: dict[str, Any] | None = None) -> Any:
     """The OpDef proto of an op (TF's interface where TensorFlow has the op).
 
     A TensorFlow op that tensorweave neither runs nor describes (one an export
     lowered to) gets an OpDef with its name only.
+
+    Args:
+        op_type: the op's name.
+        registry: `registered_ops()`, when the caller already has it.
 
     Raises:
         ValueError: if `op_type` is neither registered here nor a TensorFlow op.
     """
     sig = SIGNATURES.get(op_type)
     proto = graph_pb2.OpDef(name=op_type)
-    ours = registered_ops().get(op_type)
+    ours = (registry if registry is not None else registered_ops()).get(op_type)
     if sig is not None:
         for args, out in ((sig[0], proto.input_arg), (sig[1], proto.output_arg)):
             for name, type_attr, number_attr, type_list_attr, dtype, is_ref in args:
@@ -74,7 +78,9 @@ def stripped_op_list_for_graph(graph_def: Any) -> Any:
     Example:
         >>> ops = stripped_op_list_for_graph(g.as_graph_def())
     """
-    return meta_graph_pb2.OpList(op=[op_def_proto(t) for t in ops_used_by_graph_def(graph_def)
+    registry = registered_ops()
+    return meta_graph_pb2.OpList(op=[op_def_proto(t, registry)
+                                     for t in ops_used_by_graph_def(graph_def)
                                      if t not in _PLUMBING])
 
 
