@@ -121,3 +121,18 @@ def test_moving_average_shadows_are_slots():
         sess.run(tf.global_variables_initializer())
         sess.run(update)
         np.testing.assert_allclose(sess.run(ema.average(t)), [0.1, 0.3], rtol=1e-6)
+
+
+def test_zero_debias_variables_are_named_in_the_shadow_scope():
+    from tensorweave.train.moving_averages import assign_moving_average
+    with tf.variable_scope("s1") as s1:
+        with tf.variable_scope("s2"):
+            var = tf.Variable(1.0, name="Var")
+            first = assign_moving_average(var, 0.0, 0.99)
+            assign_moving_average(var, 0.0, 0.99)
+    assert sorted(v.name for v in s1.global_variables()) == [
+        "s1/s2/Var:0", "s1/s2/s1/s2/Var/biased:0", "s1/s2/s1/s2/Var/biased_1:0",
+        "s1/s2/s1/s2/Var/local_step:0", "s1/s2/s1/s2/Var/local_step_1:0"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(first) == pytest.approx(0.0)    # debiased: the value itself

@@ -22,6 +22,9 @@ from tensorweave.ops.math import math_ops
 from tensorweave.ops.array.array_ops import zeros
 from tensorweave.ops.control_flow.control_flow_ops import group
 from tensorweave.train.slot_creator import create_slot, create_zeros_slot
+from tensorweave.ops.state.init_ops import zeros_initializer
+from tensorweave.ops.state.variable_scope import (get_variable, get_variable_scope,
+                                                  variable_scope)
 from tensorweave.ops.state.variables import (
     Variable, global_variables, moving_average_variables, trainable_variables)
 
@@ -37,16 +40,19 @@ def _zero_debiased_delta(shadow: Variable, value: Tensor, one_minus_decay: Tenso
     """The delta that makes `shadow` the bias-corrected average of the values seen.
 
     A zero-started average after t updates is biased toward 0 by the factor
-    (1 - decay**t); a "biased" twin and a step count next to the shadow undo it.
+    (1 - decay**t); a "biased" twin and a step count next to the shadow undo it. As
+    TF 1.x, they are get_variable'd in the variable scope named after the shadow
+    ("<scope>/<shadow>/biased", then "biased_1", ... unless the scope reuses).
     """
     g = shadow.graph
-    dims = shadow.get_shape().as_list()
     dtype = shadow.dtype.base_dtype
-    with g.name_scope(None), g.colocate_with(shadow.op), g.control_dependencies(None):
-        biased = Variable(lambda: zeros(dims, dtype), trainable=False,
-                          name=f"{shadow.op.name}/biased")
-        local_step = Variable(lambda: zeros([], dtype), trainable=False,
-                              name=f"{shadow.op.name}/local_step")
+    with variable_scope(shadow.op.name), g.colocate_with(shadow.op):
+        with g.control_dependencies(None):
+            biased_init = zeros(shadow.get_shape().as_list(), dtype)
+        biased = get_variable(_unique_in_scope("biased"), initializer=biased_init,
+                              trainable=False)
+        local_step = get_variable(_unique_in_scope("local_step"), shape=[], dtype=dtype,
+                                  initializer=zeros_initializer(), trainable=False)
     with g.colocate_with(shadow.op):
         m = math_ops  # explicit ops: Tensor operators are installed at run time
         update_biased = biased.assign_sub(m.multiply(m.subtract(biased, value),
@@ -56,6 +62,21 @@ def _zero_debiased_delta(shadow: Variable, value: Tensor, one_minus_decay: Tenso
             decay = m.subtract(1.0, one_minus_decay)
             correction = m.subtract(1.0, m.pow(decay, local_step.read_value()))
             return m.subtract(shadow, m.divide(biased.read_value(), correction))
+
+
+def _unique_in_scope(name: str) -> str:
+    """`name`, or `name_1`, `name_2`... if the current variable scope has it already."""
+    scope = get_variable_scope()
+    if scope.reuse:
+        return name
+    taken = {v.op.name for v in scope.global_variables()}
+    full = f"{scope.name}/{name}" if scope.name else name
+    if full not in taken:
+        return name
+    i = 1
+    while f"{full}_{i}" in taken:
+        i += 1
+    return f"{name}_{i}"
 
 
 def assign_moving_average(variable: Variable, value: Any, decay: Any,
