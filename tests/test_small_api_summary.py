@@ -83,3 +83,26 @@ def test_float_images_are_scaled_per_image_as_tf_scales_them():
     # More than one image asked for: indexed tags even for a batch of one.
     assert _decoded(tf.summary.image("one", tf.constant(x[:1]), max_outputs=3))[0] == \
         ["one/image/0"]
+
+
+def test_audio_summaries_are_16_bit_wav_clips_as_tf_writes_them():
+    tf.reset_default_graph()
+    x = np.array([[[0.5, -0.25], [1.0, -1.0], [2.0, 0.00001]],
+                  [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]], np.float32)
+    with tf.name_scope("outer"):
+        s = tf.summary.audio("snd", x, 16000.5, family="fam")
+    one = logging_ops.audio_summary("clip", x[:, :, 0], 8000, max_outputs=1)
+    with tf.Session() as sess:
+        values = tf.Summary.FromString(sess.run(s)).value
+        clip = tf.Summary.FromString(sess.run(one)).value
+    assert s.op.type == "AudioSummaryV2" and s.op.name == "outer/fam/snd"
+    assert [v.tag for v in values] == ["fam/outer/fam/snd/audio/0", "fam/outer/fam/snd/audio/1"]
+    a = values[0].audio
+    assert (a.sample_rate, a.num_channels, a.length_frames, a.content_type) == \
+        (16000.5, 2, 3, "audio/wav")
+    # Bytes from real TF: header (rate 16000, 2 channels, 16 bits) then samples * 32768,
+    # rounded and clamped (1.0 -> 32767, -1.0 -> -32768, 2.0 -> 32767, 1e-5 -> 0).
+    assert a.encoded_audio_string.hex() == (
+        "524946463000000057415645666d74201000000001000200803e000000fa0000040010006461"
+        "74610c000000004000e0ff7f0080ff7f0000")
+    assert [v.tag for v in clip] == ["clip/audio"] and clip[0].audio.num_channels == 1

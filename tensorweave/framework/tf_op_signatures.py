@@ -403,6 +403,15 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             ('y', 'T', '', '', 0, False),),
         {
             'T': ('type', False),}),
+    'AudioSummaryV2': (
+        (
+            ('tag', '', '', '', 7, False),
+            ('tensor', '', '', '', 1, False),
+            ('sample_rate', '', '', '', 1, False),),
+        (
+            ('summary', '', '', '', 7, False),),
+        {
+            'max_outputs': ('int', True),}),
     'AvgPool': (
         (
             ('value', 'T', '', '', 0, False),),

@@ -12,6 +12,7 @@ from tensorweave.summary.summary import SessionLog as SessionLog
 from tensorweave.summary.summary import Summary as Summary
 from tensorweave.summary.summary import SummaryMetadata as SummaryMetadata
 from tensorweave.summary.summary import TaggedRunMetadata as TaggedRunMetadata
+from tensorweave.summary.summary import audio as audio
 from tensorweave.summary.summary import histogram as histogram
 from tensorweave.summary.summary import image as image
 from tensorweave.summary.summary import merge as merge
@@ -31,6 +32,7 @@ __all__ = [
     "Summary",
     "SummaryMetadata",
     "TaggedRunMetadata",
+    "audio",
     "histogram",
     "image",
     "merge",

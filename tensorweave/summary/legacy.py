@@ -22,10 +22,13 @@ from tensorweave.summary.summary import merge
 
 
 def _legacy(op_type: str, default_name: str, tag: Any, value: Any, name: str | None,
-            collections: Any, attrs: dict[str, Any] | None = None) -> Tensor:
+            collections: Any, attrs: dict[str, Any] | None = None,
+            sample_rate: Any = None) -> Tensor:
     g = get_default_graph()
     with g.name_scope(name or default_name) as scope:
         inputs = [convert_to_tensor(tag, dtype=_dt.string), convert_to_tensor(value)]
+        if sample_rate is not None:
+            inputs.append(convert_to_tensor(sample_rate, dtype=_dt.float32, name="sample_rate"))
         out = g.create_op(op_type, inputs, attrs or {}, name=scope).outputs[0]
     g.add_to_collections([GraphKeys.SUMMARIES] if collections is None
                          else list(collections), out)
@@ -65,6 +68,18 @@ def image_summary(tag: Any, tensor: Any, max_images: int = 3, collections: Any =
                    {"max_images": int(max_images)})
 
 
+def audio_summary(tag: Any, tensor: Any, sample_rate: Any, max_outputs: int = 3,
+                  collections: Any = None, name: str | None = None) -> Tensor:
+    """A Summary with up to `max_outputs` 16-bit WAV clips of a float [batch, frames,
+    channels] or [batch, frames] tensor, tagged `tag/audio/0`, `tag/audio/1`, ...
+
+    Example:
+        >>> audio_summary("speech", waveforms, 16000)
+    """
+    return _legacy("AudioSummaryV2", "AudioSummary", tag, tensor, name, collections,
+                   {"max_outputs": int(max_outputs)}, sample_rate)
+
+
 def merge_summary(inputs: list[Any], collections: Any = None,
                   name: str | None = None) -> Tensor:
     """`tf.summary.merge` under its TF 0.x name.
@@ -101,5 +116,5 @@ def get_summary_op() -> Tensor | None:
     return op
 
 
-__all__ = ["get_summary_op", "histogram_summary", "image_summary", "merge_all_summaries",
-           "merge_summary", "scalar_summary"]
+__all__ = ["audio_summary", "get_summary_op", "histogram_summary", "image_summary",
+           "merge_all_summaries", "merge_summary", "scalar_summary"]

@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, get_default_graph
@@ -171,6 +173,21 @@ def image(name: str, tensor: Any, max_outputs: int = 3, collections: Any = None,
     """
     return _build("ImageSummary", name, [convert_to_tensor(tensor)],
                   {"max_images": int(max_outputs)}, collections, family)
+
+
+def audio(name: str, tensor: Any, sample_rate: Any, max_outputs: int = 3,
+          collections: Any = None, family: str | None = None) -> Tensor:
+    """16-bit WAV clips from a float [batch, frames, channels] or [batch, frames] tensor
+    with values in [-1, 1] (Audio tab); `sample_rate` in Hz.
+
+    Example:
+        >>> tf.summary.audio("speech", waveforms, 16000, max_outputs=2)
+    """
+    # Python values become float32 constants inside the summary's scope, as in TF.
+    values = tensor if isinstance(tensor, Tensor) else np.asarray(tensor, np.float32)
+    rate = sample_rate if isinstance(sample_rate, Tensor) else np.float32(sample_rate)
+    return _build("AudioSummaryV2", name, [values, rate], {"max_outputs": int(max_outputs)},
+                  collections, family)
 
 
 def merge(inputs: list[Any], collections: Any = None, name: str | None = None) -> Tensor:

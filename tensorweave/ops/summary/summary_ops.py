@@ -203,6 +203,50 @@ image_op.no_gradient()
 
 
 # ---- MergeSummary ----------------------------------------------------------------
+# ---- AudioSummaryV2 --------------------------------------------------------------
+def encode_wav(samples: np.ndarray, sample_rate: float) -> bytes:
+    """[frames, channels] floats as a 16-bit PCM WAV file, as TF encodes it: each sample
+    times 32768, rounded, clamped to int16; the header's rate is the integer part."""
+    frames, channels = samples.shape
+    pcm = np.clip(np.round(samples.astype(np.float64) * 32768.0), -32768, 32767)
+    data = pcm.astype("<i2").tobytes()
+    rate = int(sample_rate)
+    header = (b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt "
+              + struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * channels * 2,
+                            channels * 2, 16)
+              + b"data" + struct.pack("<I", len(data)))
+    return header + data
+
+
+audio_op = define_op("AudioSummaryV2", inputs=("tag", "tensor", "sample_rate"),
+                     attrs={"max_outputs": 3})
+audio_op.shape(_string_scalar)
+
+
+@audio_op.kernel("CPU")
+def _(tag: np.ndarray, tensor: np.ndarray, sample_rate: np.ndarray, *,
+      max_outputs: int) -> np.ndarray:
+    t = np.asarray(tensor)
+    if t.ndim not in (2, 3):
+        raise _invalid(f"AudioSummary needs a [batch, frames] or [batch, frames, channels] "
+                       f"tensor; got shape {list(t.shape)}")
+    if np.ndim(sample_rate) != 0:
+        raise _invalid(f"AudioSummary: sample_rate must be a scalar; got shape "
+                       f"{list(np.shape(sample_rate))}")
+    rate = float(sample_rate)
+    t = t.reshape(t.shape + (1,)) if t.ndim == 2 else t
+    s, name = summary_pb2.Summary(), text_of(tag)
+    for i in range(min(max_outputs, t.shape[0])):
+        s.value.add(tag=f"{name}/audio/{i}" if max_outputs > 1 else f"{name}/audio",
+                    audio=summary_pb2.Summary.Audio(
+                        sample_rate=rate, num_channels=t.shape[2], length_frames=t.shape[1],
+                        content_type="audio/wav", encoded_audio_string=encode_wav(t[i], rate)))
+    return _out(s)
+
+
+audio_op.no_gradient()
+
+
 merge_op = define_op("MergeSummary", inputs=("inputs*",))
 
 
@@ -230,4 +274,4 @@ def _(inputs: list[np.ndarray]) -> np.ndarray:
 merge_op.no_gradient()
 
 
-__all__ = ["encode_png", "histogram_proto"]
+__all__ = ["encode_png", "encode_wav", "histogram_proto"]
