@@ -74,3 +74,40 @@ def test_parse_example_dataset_parses_batches_of_serialized_examples():
     got = _all(parsed)
     np.testing.assert_array_equal(got[0]["x"], [[1.0, 2.0], [3.0, 4.0]])
     np.testing.assert_array_equal(got[1]["x"], [[5.0, 6.0]])
+
+
+def _write_examples(path, rows):
+    with tf.python_io.TFRecordWriter(str(path)) as w:
+        for x, y in rows:
+            w.write(tf.train.Example(features=tf.train.Features(feature={
+                "x": tf.train.Feature(float_list=tf.train.FloatList(value=[x, -x])),
+                "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[y]))})
+            ).SerializeToString())
+
+
+def test_make_batched_features_dataset_reads_parses_batches_and_splits_labels(tmp_path):
+    _write_examples(tmp_path / "a.tfrecord", [(1.0, 1), (2.0, 2), (3.0, 3)])
+    _write_examples(tmp_path / "b.tfrecord", [(4.0, 4), (5.0, 5)])
+    feats = {"x": tf.FixedLenFeature([2], tf.float32), "y": tf.FixedLenFeature([], tf.int64)}
+    ds = tf.data.experimental.make_batched_features_dataset(
+        str(tmp_path / "*.tfrecord"), 2, feats, label_key="y", num_epochs=1, shuffle=False)
+    batches = _all(ds)
+    labels = [int(v) for _, ys in batches for v in ys]
+    assert sorted(labels) == [1, 2, 3, 4, 5] and [len(ys) for _, ys in batches] == [2, 2, 1]
+    for x, ys in batches:
+        assert set(x) == {"x"}
+        np.testing.assert_array_equal(x["x"][:, 0], ys.astype(np.float32))
+    # Repeating forever: every batch full, so the batch size is static.
+    endless = tf.data.experimental.make_batched_features_dataset(
+        str(tmp_path / "*.tfrecord"), 4, feats, shuffle_seed=1)
+    assert tf.data.get_output_shapes(endless)["x"].as_list() == [4, 2]
+    assert len(_all(endless, limit=6)) == 6
+
+
+def test_make_batched_features_dataset_refuses_queue_readers_and_unknown_labels(tmp_path):
+    feats = {"x": tf.FixedLenFeature([2], tf.float32)}
+    with pytest.raises(TypeError, match="TFRecordReader is a tf.ReaderBase"):
+        tf.data.experimental.make_batched_features_dataset("f", 1, feats,
+                                                           reader=tf.TFRecordReader)
+    with pytest.raises(ValueError, match=r"label_key.*'y'.*\['x'\]"):
+        tf.data.experimental.make_batched_features_dataset("f", 1, feats, label_key="y")

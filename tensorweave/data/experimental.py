@@ -21,6 +21,8 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.ops.dataset.dataset import Dataset
+from tensorweave.ops.dataset.readers import TFRecordDataset
+from tensorweave.ops.io.reader_ops import ReaderBase
 from tensorweave.ops.math.math_ops import cast
 from tensorweave.ops.parsing.parsing_ops import parse_example
 
@@ -135,6 +137,63 @@ def parse_example_dataset(features: dict[str, Any],
     return lambda ds: ds.map(lambda serialized: parse_example(serialized, features))
 
 
-__all__ = ["AUTOTUNE", "Counter", "enumerate_dataset", "map_and_batch",
-           "map_and_batch_with_legacy_function", "parallel_interleave",
+def _shuffle_and_repeat(ds: Dataset, num_epochs: int | None, shuffle: bool,
+                        buffer_size: int, seed: int | None) -> Dataset:
+    if shuffle:
+        ds = ds.shuffle(buffer_size, seed)
+    return ds.repeat(num_epochs) if num_epochs != 1 else ds
+
+
+def make_batched_features_dataset(
+        file_pattern: Any, batch_size: int, features: dict[str, Any],
+        reader: Callable[..., Dataset] = TFRecordDataset, label_key: str | None = None,
+        reader_args: list[Any] | None = None, num_epochs: int | None = None,
+        shuffle: bool = True, shuffle_buffer_size: int = 10000, shuffle_seed: int | None = None,
+        prefetch_buffer_size: int | None = None, reader_num_threads: int | None = None,
+        parser_num_threads: int | None = None, sloppy_ordering: bool = False,
+        drop_final_batch: bool = False) -> Dataset:
+    """A Dataset of dicts of feature tensors (and labels, with `label_key`) read from the
+    files matching `file_pattern`, batched and parsed with `tf.parse_example(features)`.
+
+    As in TF: the files are listed (shuffled when `shuffle`), read with `reader(filename,
+    *reader_args)` (`reader_num_threads` files at a time, interleaved), the records
+    shuffled and repeated `num_epochs` times (None: forever), batched (the last partial
+    batch dropped when `drop_final_batch` or when repeating forever, so the batch size is
+    static), parsed, and prefetched. A reader giving (key, value) string pairs is read
+    for its values.
+
+    Raises:
+        TypeError: `reader` is a `tf.ReaderBase` class (a queue-based reader).
+        ValueError: `label_key` is not a key of `features`.
+
+    Example:
+        >>> ds = tf.data.experimental.make_batched_features_dataset(
+        ...     files, 128, {"age": tf.FixedLenFeature([], tf.int64)}, num_epochs=1,
+        ...     shuffle=False)
+    """
+    if isinstance(reader, type) and issubclass(reader, ReaderBase):
+        raise TypeError(f"make_batched_features_dataset: `reader` must return a Dataset; "
+                        f"{reader.__name__} is a tf.ReaderBase. Pass a Dataset class such as "
+                        "tf.data.TFRecordDataset instead of tf.TFRecordReader.")
+    if label_key is not None and label_key not in features:
+        raise ValueError(f"The `label_key` provided ({label_key!r}) must be one of the "
+                         f"`features` keys: {sorted(features)}.")
+    args = list(reader_args or [])
+    ds = Dataset.list_files(file_pattern, shuffle=shuffle, seed=shuffle_seed)
+    ds = ds.interleave(lambda filename: reader(filename, *args),
+                       cycle_length=int(reader_num_threads or 1), block_length=1)
+    if ds.output_types == (_dt.string, _dt.string):  # (key, value) records: the values
+        ds = ds.map(lambda _key, value: value)
+    ds = _shuffle_and_repeat(ds, num_epochs, shuffle, shuffle_buffer_size, shuffle_seed)
+    ds = ds.batch(batch_size, drop_remainder=bool(drop_final_batch or num_epochs is None))
+    ds = ds.map(lambda serialized: parse_example(serialized, features))
+    if label_key is not None:
+        key = label_key
+        ds = ds.map(lambda parsed: ({k: v for k, v in parsed.items() if k != key},
+                                    parsed[key]))
+    return ds.prefetch(AUTOTUNE if prefetch_buffer_size is None else prefetch_buffer_size)
+
+
+__all__ = ["AUTOTUNE", "Counter", "enumerate_dataset", "make_batched_features_dataset",
+           "map_and_batch", "map_and_batch_with_legacy_function", "parallel_interleave",
            "parse_example_dataset", "shuffle_and_repeat", "unbatch"]
