@@ -146,7 +146,7 @@ def _shuffle_and_repeat(ds: Dataset, num_epochs: int | None, shuffle: bool,
 
 def make_batched_features_dataset(
         file_pattern: Any, batch_size: int, features: dict[str, Any],
-        reader: Callable[..., Dataset] = TFRecordDataset, label_key: str | None = None,
+        reader: Any = TFRecordDataset, label_key: str | None = None,
         reader_args: list[Any] | None = None, num_epochs: int | None = None,
         shuffle: bool = True, shuffle_buffer_size: int = 10000, shuffle_seed: int | None = None,
         prefetch_buffer_size: int | None = None, reader_num_threads: int | None = None,
