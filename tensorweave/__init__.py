@@ -85,6 +85,8 @@ from tensorweave.ops.math.math_ops import (
     unsorted_segment_sum as unsorted_segment_sum, where as where)
 
 from tensorweave.ops.math.unary_ops import cos as cos, sin as sin
+from tensorweave.ops.math.complex_ops import (
+    complex as complex, imag as imag, real as real)
 from tensorweave.ops.data_flow.count_ops import count_up_to as count_up_to
 
 # --- array + random (owner: array helper) ---

@@ -20,6 +20,8 @@ from tensorweave.ops.math.binary_ops import (
     squared_difference as squared_difference, subtract as subtract, truediv as truediv)
 from tensorweave.ops.math.binary_ops import mod as floormod
 from tensorweave.ops.math.div_no_nan_ops import div_no_nan as divide_no_nan
+from tensorweave.ops.math.complex_ops import (
+    complex as complex, imag as imag, real as real)
 from tensorweave.ops.math.math_ops import (
     add_n as add_n, reduce_logsumexp as reduce_logsumexp,
     unsorted_segment_sum as unsorted_segment_sum)

@@ -582,6 +582,15 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             ('output', 'T', '', '', 0, False),),
         {
             'T': ('type', False),}),
+    'Complex': (
+        (
+            ('real', 'T', '', '', 0, False),
+            ('imag', 'T', '', '', 0, False),),
+        (
+            ('out', 'Tout', '', '', 0, False),),
+        {
+            'T': ('type', True),
+            'Tout': ('type', True),}),
     'ComputeAccidentalHits': (
         (
             ('true_classes', '', '', '', 9, False),
@@ -1232,6 +1241,14 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             'then_branch': ('func', False),
             'else_branch': ('func', False),
             'output_shapes': ('list(shape)', True),}),
+    'Imag': (
+        (
+            ('input', 'T', '', '', 0, False),),
+        (
+            ('output', 'Tout', '', '', 0, False),),
+        {
+            'T': ('type', True),
+            'Tout': ('type', True),}),
     'ImageSummary': (
         (
             ('tag', '', '', '', 7, False),
@@ -2263,6 +2280,14 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
         (
             ('state', '', '', '', 7, False),),
         {}),
+    'Real': (
+        (
+            ('input', 'T', '', '', 0, False),),
+        (
+            ('output', 'Tout', '', '', 0, False),),
+        {
+            'T': ('type', True),
+            'Tout': ('type', True),}),
     'RealDiv': (
         (
             ('x', 'T', '', '', 0, False),
