@@ -227,3 +227,41 @@ def test_gather_gradient_on_another_axis_lowered():
         got = sess.run("gx:0", {"x:0": (np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 7
                                         - 3) / 4})
     np.testing.assert_allclose(got, TF_GATHER_AXIS_GRADIENT, rtol=1e-6)
+
+
+# TF 2.21 on the lowered graph of test_ops_inside_cond_bodies_lowered: (y, dy2/dx).
+TF_COND = {
+    True: ([[-0.08409649133682251, 0.08409643173217773, 0.2689414322376251],
+            [0.7507631182670593, 1.249236822128296, 1.7310585975646973]],
+           [[0.3732016086578369, 0.5459812879562378, 0.5378828644752502],
+            [1.7722234725952148, 3.2540507316589355, 4.611995697021484]]),
+    False: ([[-2.3333334922790527, -1.6666667461395264, -1.0],
+             [2.6666667461395264, 3.3333334922790527, 4.0]],
+            [[-19.33333396911621, -16.666667938232422, -14.0],
+             [30.666667938232422, 33.333335876464844, 36.0]])}
+
+
+def test_ops_inside_cond_bodies_lowered():
+    """Softmax over axis 0 and the gradients' broadcast helpers inside cond branches
+    (and their gradient branches) are lowered in the function bodies."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2, 3], name="x")
+        training = tf.placeholder(tf.bool, [], name="training")
+        keep = tf.placeholder(tf.float32, [], name="keep")
+        y = tf.cond(training, lambda: tf.nn.dropout(x, keep) + tf.nn.softmax(x * x, axis=0),
+                    lambda: x * 2.0 + tf.reduce_sum(x, axis=1, keepdims=True))
+        tf.identity(y, name="y")
+        tf.identity(tf.gradients(tf.reduce_sum(y * y), [x])[0], name="gx")
+    gd, dropped = to_tensorflow(g, g.as_graph_def(), prune_unknown=True)
+    assert dropped == [] and foreign_ops(gd) == {} and len(gd.library.function) == 4
+    body_ops = {n.op for f in gd.library.function for n in f.node_def}
+    assert {"Transpose", "BroadcastGradientArgs"} <= body_ops
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.import_graph_def(from_tensorflow(gd), name="")
+        for flag, (want_y, want_gx) in TF_COND.items():
+            got = sess.run(["y:0", "gx:0"], {
+                "x:0": (np.arange(6, dtype=np.float32).reshape(2, 3) - 2) / 3,
+                "training:0": flag, "keep:0": 1.0})
+            np.testing.assert_allclose(got[0], want_y, rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(got[1], want_gx, rtol=1e-6)

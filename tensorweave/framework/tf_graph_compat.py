@@ -27,7 +27,8 @@ from typing import Any
 
 from tensorweave.framework.func_graph import FuncGraph
 from tensorweave.framework.proto import graph_pb2
-from tensorweave.framework.tf_lowering import describe_ops, lower_for_tensorflow
+from tensorweave.framework.tf_lowering import (describe_ops, lower_for_tensorflow,
+                                                lower_function_body)
 from tensorweave.framework.tf_op_signatures import SIGNATURES
 
 
@@ -141,8 +142,15 @@ def _fix_functions(gd: Any, graph: Any) -> dict[str, list[str]]:
         fg = fgs.get(fdef.signature.name)
         if fg is None:
             continue
+        lowered = lower_function_body(fdef, fg)   # complete already
         for nd in fdef.node_def:
-            if nd.op not in SIGNATURES:
+            if nd.name in lowered and nd.op in SIGNATURES:
+                continue
+            if nd.name in lowered:   # a TF op whose output names we do not know
+                problems.setdefault(fdef.signature.name, []).append(
+                    f"{nd.name} ({nd.op}, lowered) cannot be referenced inside a function "
+                    "body by tensorweave")
+            elif nd.op not in SIGNATURES:
                 problems.setdefault(fdef.signature.name, []).append(
                     f"{nd.name} ({nd.op}) has no TensorFlow op")
             else:

@@ -166,11 +166,35 @@ def lower_for_tensorflow(graph_def: Any, graph: Any) -> set[str]:
     checkpoint gate) is removed; whatever waited on it (a control input) waits on
     the node's own control inputs instead.
     """
+    nodes, made = _lowered(list(graph_def.node), graph, in_function=False)
+    if made is not None:
+        del graph_def.node[:]
+        graph_def.node.extend(nodes)
+    return made or set()
+
+
+def lower_function_body(fdef: Any, func_graph: Any) -> set[str]:
+    """`lower_for_tensorflow` for one FunctionDef (a cond/while body) of `func_graph`.
+
+    References between the new nodes are written in a function body's form
+    ("node:output:0"); readers of moved outputs and the function's returns follow.
+    """
+    nodes, made = _lowered(list(fdef.node_def), func_graph, in_function=True)
+    if made is None:
+        return set()
+    del fdef.node_def[:]
+    fdef.node_def.extend(nodes)
+    return made
+
+
+def _lowered(nodes: list[Any], graph: Any, in_function: bool
+             ) -> tuple[list[Any], set[str] | None]:
+    """(the nodes with ours lowered, the new nodes' names); None when nothing changed."""
     out: list[Any] = []
     made: set[str] = set()
     removed: dict[str, list[str]] = {}   # dropped node -> its control inputs
     renames: dict[str, str] = {}   # "node:k" -> the new node output that computes it
-    for node in graph_def.node:
+    for node in nodes:
         lower = _LOWERINGS.get(node.op)
         if lower is None:
             out.append(node)
@@ -179,23 +203,40 @@ def lower_for_tensorflow(graph_def: Any, graph: Any) -> set[str]:
         if new is None:   # a case of the op without a TF form: stays, for the caller to name
             out.append(node)
             continue
+        moved: dict[str, str] = {}
         if isinstance(new, tuple):   # (nodes, output renames): outputs moved to new nodes
             new, moved = new
-            renames.update(moved)
+        if in_function:
+            _function_refs(new, {n.name for n in new} - {node.name})
+            moved = {_function_ref(k): _function_ref(v) for k, v in moved.items()}
+        renames.update(moved)
         if not new:
             removed[node.name] = [i for i in node.input if i.startswith("^")]
         out += new
         made |= {n.name for n in new}
-    if made or removed:
-        nodes = [graph_pb2.NodeDef.FromString(n.SerializeToString()) for n in out]
-        for n in nodes:
-            if any(i.startswith("^") and i[1:] in removed for i in n.input):
-                n.input[:] = _rewired(list(n.input), removed)
-            if renames:
-                n.input[:] = [renames.get(i, i) for i in n.input]
-        del graph_def.node[:]
-        graph_def.node.extend(nodes)
-    return made
+    if not made and not removed:
+        return nodes, None
+    result = [graph_pb2.NodeDef.FromString(n.SerializeToString()) for n in out]
+    for n in result:
+        if any(i.startswith("^") and i[1:] in removed for i in n.input):
+            n.input[:] = _rewired(list(n.input), removed)
+        if renames:
+            n.input[:] = [renames.get(i, i) for i in n.input]
+    return result, made
+
+
+def _function_ref(ref: str) -> str:
+    """A GraphDef reference ("n", "n:1") in a function body's form ("n:output:1")."""
+    name, _, index = ref.partition(":")
+    return f"{name}:output:{index or 0}"
+
+
+def _function_refs(nodes: list[Any], new_names: set[str]) -> None:
+    """Rewrites the references between a lowering's new nodes in a function body's form;
+    references to the body's other nodes and arguments were already in it."""
+    for n in nodes:
+        n.input[:] = [_function_ref(i) if not i.startswith("^") and
+                      i.split(":")[0] in new_names else i for i in n.input]
 
 
 def _rewired(inputs: list[str], removed: dict[str, list[str]]) -> list[str]:
@@ -256,4 +297,4 @@ def describe_ops(found: dict[str, list[str]]) -> str:
 
 
 __all__ = ["check_tensorflow_ops", "describe_ops", "foreign_ops", "lower_for_tensorflow",
-           "lowerable_ops"]
+           "lower_function_body", "lowerable_ops"]
