@@ -136,7 +136,8 @@ from tensorweave.ops.state.variable_initializers import (
     report_uninitialized_variables as report_uninitialized_variables,
     tables_initializer as tables_initializer, variables_initializer as variables_initializer)
 from tensorweave.ops.state.variable_scope import (
-    AUTO_REUSE as AUTO_REUSE, VariableScope as VariableScope, get_variable as get_variable,
+    AUTO_REUSE as AUTO_REUSE, VariableScope as VariableScope,
+    get_local_variable as get_local_variable, get_variable as get_variable,
     get_variable_scope as get_variable_scope, no_regularizer as no_regularizer,
     variable_scope as variable_scope)
 from tensorweave.ops.state.init_ops import (

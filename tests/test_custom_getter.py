@@ -76,3 +76,41 @@ def test_scope_collections():
     assert [v.name for v in a.trainable_variables()] == ["a/w:0"]
     assert [v.name for v in a.local_variables()] == ["a/l:0"]
     assert len(tf.get_variable_scope().global_variables()) == 3
+
+
+def test_getter_ops_ignore_name_scopes_and_see_the_scope_reuse():
+    def tagged(getter, *args, **kwargs):
+        var = getter(*args, **kwargs)
+        return tf.identity(var, name="reused" if kwargs["reuse"] else "fresh")
+
+    with tf.name_scope("ns"):
+        with tf.variable_scope("s", custom_getter=tagged) as scope:
+            first = tf.get_variable("v", [1])
+        with tf.variable_scope(scope, reuse=True):
+            again = tf.get_variable("v", [1])
+    assert (first.name, again.name) == ("fresh:0", "reused:0")
+
+
+def test_get_variable_refuses_a_non_callable_getter():
+    with pytest.raises(ValueError, match="custom_getter which is not callable: 3"):
+        tf.get_variable("v", [1], custom_getter=3)
+
+
+def test_constant_initializer_and_explicit_dtype_must_agree():
+    with pytest.raises(ValueError, match="Initializer type 'int32' and explicit dtype "
+                                         "'float64' don't match"):
+        tf.get_variable("s", initializer=tf.constant(1), dtype=tf.float64)
+    assert tf.get_variable("t", initializer=tf.constant(1)).dtype.base_dtype == tf.int32
+
+
+def test_get_local_variable():
+    v = tf.get_local_variable("count", [], tf.int64, initializer=tf.zeros_initializer(),
+                              collections=["extra"])
+    assert v in tf.local_variables() and v in tf.get_collection("extra")
+    assert v not in tf.global_variables() and v not in tf.trainable_variables()
+
+
+def test_shape_needed_for_an_initializer_that_takes_it():
+    with pytest.raises(ValueError, match="must be fully defined.*The initializer passed "
+                                         "is not valid"):
+        tf.get_variable("x", initializer=tf.ones_initializer())

@@ -198,3 +198,10 @@ def test_ref_variable_is_every_non_resource_variable():
         assert not is_resource_variable(RefVariable(1.0))
     finally:
         tf.disable_resource_variables()
+
+
+def test_repr_shows_the_kind_of_variable():
+    assert repr(tf.Variable(tf.zeros([5, 5]), name="ref")) == \
+        "<tf.Variable 'ref:0' shape=(5, 5) dtype=float32_ref>"
+    assert repr(ResourceVariable(tf.zeros([2]), name="res")) == \
+        "<tf.Variable 'res:0' shape=(2,) dtype=float32>"

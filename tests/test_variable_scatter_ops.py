@@ -42,8 +42,9 @@ def test_row_index_out_of_range_names_the_variable():
     v = tf.Variable([1.0, 2.0], name="short")
     with tf.Session() as sess:
         sess.run(v.initializer)
-        with pytest.raises(tf.errors.InvalidArgumentError, match="index 5.*short"):
-            sess.run(tf.scatter_max(v, [5], [1.0]))
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"indices\[1\] = 5 is not in \[0, 2\).*short"):
+            sess.run(tf.scatter_max(v, [0, 5], [1.0, 1.0]))
 
 
 def test_scatter_nd_update_add_sub():
@@ -85,6 +86,12 @@ def test_batch_scatter_update_refuses_other_batch_dims():
     v = tf.Variable(tf.zeros([2, 3]), name="b")
     with pytest.raises(ValueError, match="batch dimensions"):
         tf.batch_scatter_update(v, [[0], [1], [2]], [[1.0], [1.0], [1.0]])
+
+
+def test_a_scalar_update_applies_to_every_indexed_row():
+    v = tf.Variable([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    np.testing.assert_allclose(_after(v, tf.scatter_mul(v, [0, 2], 10.0)),
+                               [[10, 10], [2, 2], [30, 30]])
 
 
 @pytest.mark.parametrize("use_resource", [False, True])

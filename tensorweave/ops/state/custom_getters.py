@@ -41,7 +41,8 @@ def call_custom_getter(scope: Any, g: Any, custom_getter: Any, full: str, shape:
             "dtype": dtype if dtype is not None else scope.dtype,
             "initializer": initializer if initializer is not None else scope.initializer,
             "regularizer": regularizer if regularizer is not None else scope.regularizer,
-            "reuse": kwargs.get("reuse"), "trainable": trainable,
+            "reuse": scope.reuse if kwargs.get("reuse") is None else kwargs["reuse"],
+            "trainable": trainable,
             "collections": collections,
             "caching_device": scope._caching_device_for(kwargs),
             "partitioner": kwargs.get("partitioner") or scope.partitioner,
@@ -53,7 +54,9 @@ def call_custom_getter(scope: Any, g: Any, custom_getter: Any, full: str, shape:
     params = inspect.signature(custom_getter).parameters
     if "constraint" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
         args["constraint"] = scope._constraint_for(kwargs)
-    return custom_getter(**args)
+    # Variable names ignore name scopes, and so do the ops a getter adds (TF 1.x).
+    with g.as_default(), g.name_scope(None):
+        return custom_getter(**args)
 
 
 def wrap_custom_getter(inner: Any, outer: Any) -> Any:

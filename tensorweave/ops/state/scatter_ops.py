@@ -34,7 +34,9 @@ def _scatter_op(op_type: str, apply: Any) -> Any:
             raise TypeError(f"{op_type} updates {updates.name} have dtype "
                             f"{updates.dtype.base_dtype.name}, but {ref.name} is "
                             f"{ref.dtype.base_dtype.name}")
-        if ref.shape.ndims is not None and indices.shape.ndims is not None:
+        # TF 1.x: updates are indices.shape + ref.shape[1:], or a scalar for every row.
+        if ref.shape.ndims is not None and indices.shape.ndims is not None and \
+                updates.shape.ndims != 0:
             want = indices.shape.concatenate(ref.shape[1:])
             if not updates.shape.is_compatible_with(want):
                 raise ValueError(f"Shapes must be equal: {op_type} updates {updates.name} "
@@ -48,11 +50,14 @@ def _scatter_op(op_type: str, apply: Any) -> Any:
         with gated_update(ref), _maybe_lock(ref, use_locking):
             cur = ref.read()
             idx = np.asarray(indices).astype(np.int64, copy=False)
-            bad = idx[(idx < 0) | (idx >= cur.shape[0])] if idx.size else idx
+            flat = idx.reshape(-1)
+            bad = np.nonzero((flat < 0) | (flat >= cur.shape[0]))[0] if flat.size else flat
             if bad.size:
-                raise _invalid(f"{op_type}: index {int(bad.reshape(-1)[0])} is not in "
-                               f"[0, {cur.shape[0]}) for variable {ref.name}")
-            upd = np.asarray(updates, dtype=cur.dtype).reshape(idx.shape + cur.shape[1:])
+                i = int(bad[0])
+                raise _invalid(f"{op_type}: indices[{i}] = {int(flat[i])} is not in "
+                               f"[0, {cur.shape[0]}) (variable {ref.name})")
+            upd = np.broadcast_to(np.asarray(updates, dtype=cur.dtype),
+                                  idx.shape + cur.shape[1:])
             apply(cur, idx, upd)
         return ref
 

@@ -20,6 +20,7 @@ import weakref
 from typing import Any, Iterator, cast
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.ops.state.variables import Variable
 from tensorweave.ops.state import partitioned_variables
@@ -113,8 +114,17 @@ class VariableScope:
         # Inside a function body (while_loop, cond, scan, map_fn) the variable is made in
         # the model's graph, outside every body (as TF does), and the body captures it:
         # made in the body it would be re-created, and re-initialized, on every call.
+        if dtype is not None and initializer is not None and not callable(initializer):
+            init_dtype = convert_to_tensor(initializer).dtype.base_dtype
+            if init_dtype != _dt.as_dtype(dtype).base_dtype:
+                raise ValueError(f"Initializer type '{init_dtype.name}' and explicit dtype "
+                                 f"'{_dt.as_dtype(dtype).name}' don't match (variable "
+                                 f"{full}).")
         g = _root(get_default_graph())
         custom_getter = kwargs.pop("custom_getter", None) or self._custom_getter
+        if custom_getter is not None and not callable(custom_getter):
+            raise ValueError(f"Passed a custom_getter which is not callable: "
+                             f"{custom_getter!r}")
         if custom_getter is not None:
             return call_custom_getter(self, g, custom_getter, full, shape, dtype,
                                       initializer, regularizer, trainable, collections,
@@ -344,10 +354,29 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
         custom_getter=custom_getter)
 
 
+def get_local_variable(name: str, shape: Any = None, dtype: Any = None,
+                       initializer: Any = None, regularizer: Any = None,
+                       trainable: bool = False, collections: Any = None,
+                       caching_device: Any = None, partitioner: Any = None,
+                       validate_shape: bool = True, use_resource: Any = None,
+                       custom_getter: Any = None, constraint: Any = None) -> Variable:
+    """`get_variable` of a local variable: never trainable, in LOCAL_VARIABLES (plus
+    `collections`), so Savers skip it and `tf.local_variables_initializer()` sets it.
+
+    Example:
+        >>> count = tf.get_local_variable("count", [], tf.int64,
+        ...                               initializer=tf.zeros_initializer())
+    """
+    collections = list(collections or []) + [GraphKeys.LOCAL_VARIABLES]
+    return get_variable(name, shape, dtype, initializer, regularizer, False, collections,
+                        caching_device, partitioner, validate_shape, use_resource,
+                        custom_getter, constraint)
+
+
 def no_regularizer(_: Any) -> None:
     """Use as `regularizer=` to turn off a scope's default regularizer."""
     return None
 
 
-__all__ = ["AUTO_REUSE", "VariableScope", "variable_scope", "get_variable",
+__all__ = ["AUTO_REUSE", "VariableScope", "variable_scope", "get_variable", "get_local_variable",
            "get_variable_scope", "no_regularizer"]

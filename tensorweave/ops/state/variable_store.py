@@ -95,8 +95,12 @@ class VariableStore:
                 raise ValueError(f"An initializer for variable {name} of {dtype.name} is "
                                  "required")
         if shape is None or not shape.is_fully_defined():
+            # TF's two messages: ours names the variable and says what to give.
             raise ValueError(f"Shape of a new variable ({name}) must be fully defined, but "
-                             f"instead was {shape}.")
+                             f"instead was {shape}. The initializer passed is not valid. It "
+                             "should be a callable with no arguments and the shape should "
+                             "not be provided or an instance of `tf.keras.initializers.*' "
+                             "and `shape` should be fully defined.")
         dims = shape.as_list()
 
         def init_val() -> Any:

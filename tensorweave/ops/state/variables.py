@@ -301,8 +301,8 @@ class Variable(metaclass=_VariableMeta):
         raise TypeError(f"Using a tf.Variable ({self.name}) as a Python bool is not allowed.")
 
     def __repr__(self) -> str:
-        return (f"<tf.Variable '{self.name}' shape={self.shape} "
-                f"dtype={self.dtype.base_dtype.name}>")
+        # TF 1.x shows a ref variable's dtype as such ("float32_ref").
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
     def to_proto(self, export_scope: str | None = None) -> Any:
         """This variable's VariableDef (the names of its ops), as meta graphs store it."""
