@@ -1,8 +1,9 @@
-"""Our fused ops written as the TensorFlow ops that compute the same thing.
+"""Our own ops written as the TensorFlow ops that compute the same thing.
 
-A few tensorweave ops have no TF op of their own (they fuse what TF builds from
-several ops). For a GraphDef real TF must import, each is replaced by TF's ops;
-the last one keeps the node's name, so its readers are unchanged:
+Some tensorweave ops have no TF op of their own (they fuse what TF builds from
+several ops). For a GraphDef real TF must import, each is replaced by TF's ops, in
+the graph and in its function bodies (cond/while branches); the last one keeps the
+node's name, so its readers are unchanged:
 
 - ApplyDropoutMask(x, u, keep_prob) = x / keep_prob * floor(keep_prob + u)
   (what tf.nn.dropout builds in TF 1.x);
@@ -21,9 +22,15 @@ the last one keeps the node's name, so its readers are unchanged:
   table and embedding_lookup's id split (`tf_lowering_lookup.py`);
 - the sigmoid cross entropy and its gradient, the sparse GradientDescent, Adam and
   LazyAdam updates as TF's ops for them (`tf_lowering_training.py`);
-- the softmax, log-softmax, segment-sum and gather gradients and
+- the softmax, log-softmax, segment-sum, slice, top_k and prod gradients and
   report_uninitialized_variables' op (`tf_lowering_gradients.py`);
-- tf.boolean_mask's BooleanMask and BooleanMaskGrad (`tf_lowering_array.py`).
+- tf.boolean_mask's BooleanMask and BooleanMaskGrad, gather's GatherV2Grad
+  (`tf_lowering_array.py`).
+
+Not lowered (no TF form here): FunctionalScan/WhileGrad (map_fn, scan, dynamic_rnn,
+while-loop gradients), InitializedValueOr (TF's form needs Switch/Merge, which
+tensorweave cannot import back), the sync-replicas accumulator status ops; the
+exporters prune them or name them (`check_tensorflow_ops`).
 
 `check_tensorflow_ops` is the exporters' final check: it names each op type
 TensorFlow lacks and its nodes.
