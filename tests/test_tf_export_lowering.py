@@ -264,3 +264,19 @@ def test_pruned_nodes_take_their_function_bodies_with_them(tmp_path):
     assert foreign_ops(mg.graph_def) == {}
     assert not mg.graph_def.library.function
     assert "FunctionalScan" in {op.type for op in g.get_operations()}
+
+
+# Our ops without a TF form (tf_lowering's docstring says why); _Send/_Recv live only
+# in partitioned graphs, never in exports.
+NOT_LOWERED = {"FunctionalScan", "FunctionalScanGrad", "WhileGrad", "InitializedValueOr",
+               "AccumulatorReplicaStatus", "AccumulatorReplicaDeparted", "_Send", "_Recv"}
+
+
+def test_every_op_of_ours_tensorflow_lacks_is_lowered_or_listed():
+    """A new op registered under a name TF lacks must be lowered for exports (or be
+    listed here, with the reason in tf_lowering's docstring)."""
+    from tensorweave.framework.op_def import registered_ops
+    from tensorweave.framework.tf_lowering import lowerable_ops
+    from tensorweave.framework.tf_op_signatures import TF_OP_NAMES
+    foreign = {name for name in registered_ops() if name not in TF_OP_NAMES}
+    assert foreign - lowerable_ops() == NOT_LOWERED
