@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tensorweave.data.csv_dataset import CsvDataset as CsvDataset
+from tensorweave.data.csv_dataset import make_csv_dataset as make_csv_dataset
 from tensorweave.framework import dtypes as _dt
 from tensorweave.ops.dataset.dataset import Dataset
 from tensorweave.ops.dataset.readers import TFRecordDataset
@@ -194,6 +196,7 @@ def make_batched_features_dataset(
     return ds.prefetch(AUTOTUNE if prefetch_buffer_size is None else prefetch_buffer_size)
 
 
-__all__ = ["AUTOTUNE", "Counter", "enumerate_dataset", "make_batched_features_dataset",
-           "map_and_batch", "map_and_batch_with_legacy_function", "parallel_interleave",
+__all__ = ["AUTOTUNE", "Counter", "CsvDataset", "enumerate_dataset",
+           "make_batched_features_dataset", "make_csv_dataset", "map_and_batch",
+           "map_and_batch_with_legacy_function", "parallel_interleave",
            "parse_example_dataset", "shuffle_and_repeat", "unbatch"]
