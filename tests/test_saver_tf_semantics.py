@@ -164,3 +164,11 @@ def test_save_and_restore_run_by_name_in_the_sessions_graph(tmp_path):
         sess.run(v1.assign([5.0, 5.0]))
         saver2.restore(sess, prefix)
     assert sess.run(v1).tolist() == [1.0, 2.0]
+
+
+def test_bad_arguments_are_named_with_tf_wording(tmp_path):
+    _v, saver, sess = _saved(tmp_path)
+    with pytest.raises(ValueError, match="'latest_filename' must be a base name"):
+        saver.save(sess, str(tmp_path / "m"), latest_filename="sub/checkpoint")
+    with pytest.raises(TypeError, match="Variable to save is not a Variable: 3"):
+        tf.train.Saver([3])

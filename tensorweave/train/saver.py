@@ -251,6 +251,9 @@ class Saver:
         """
         if not self._built:
             raise RuntimeError("`build()` should be called before save if defer_build==True")
+        if latest_filename and os.path.split(latest_filename)[0]:
+            raise ValueError(f"'latest_filename' must be a base name, got {latest_filename!r}: "
+                             "the state file is written in the checkpoint's directory.")
         save_path = _local_path(save_path)
         if global_step is None and not self._sharded and \
                 os.path.basename(save_path) == (latest_filename or "checkpoint"):

@@ -20,7 +20,8 @@ from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
 def _ref(var: Any) -> Tensor:
     ref = var._ref() if hasattr(var, "_ref") else var
     if not isinstance(ref, Tensor) or not ref.dtype.is_ref_dtype:
-        raise TypeError(f"Saver can only save variables; got {var!r}. Pass tf.Variable objects.")
+        raise TypeError(f"Variable to save is not a Variable: {var!r}. A Saver saves "
+                        "tf.Variable objects (and partitioned variables); pass those.")
     return ref
 
 
