@@ -126,6 +126,9 @@ from tensorweave.ops.state.resource_variables import (
     disable_resource_variables as disable_resource_variables,
     enable_resource_variables as enable_resource_variables,
     resource_variables_enabled as resource_variables_enabled)
+from tensorweave.ops.state.variable_policies import (
+    VariableAggregation as VariableAggregation,
+    VariableSynchronization as VariableSynchronization)
 from tensorweave.ops.state.variable_initializers import (
     assert_variables_initialized as assert_variables_initialized,
     global_variables_initializer as global_variables_initializer,

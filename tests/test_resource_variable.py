@@ -205,3 +205,30 @@ def test_repr_shows_the_kind_of_variable():
         "<tf.Variable 'ref:0' shape=(5, 5) dtype=float32_ref>"
     assert repr(ResourceVariable(tf.zeros([2]), name="res")) == \
         "<tf.Variable 'res:0' shape=(2,) dtype=float32>"
+
+
+@pytest.mark.parametrize("use_resource", [False, True])
+def test_synchronization_and_aggregation(use_resource):
+    on_read = tf.VariableSynchronization.ON_READ
+    v = tf.Variable(1.0, synchronization=on_read, use_resource=use_resource,
+                    aggregation=tf.VariableAggregation.MEAN)
+    assert not v.trainable and v not in tf.trainable_variables()
+    assert tf.Variable(1.0, synchronization=on_read, trainable=True).trainable
+    assert (v.synchronization, v.aggregation) == (on_read, tf.VariableAggregation.MEAN)
+    again = tf.Variable.from_proto(v.to_proto())
+    assert (again.synchronization, again.aggregation) == (on_read,
+                                                          tf.VariableAggregation.MEAN)
+    w = tf.get_variable("w", [1], synchronization=on_read, use_resource=use_resource)
+    assert not w.trainable
+    plain = tf.Variable(1.0)
+    assert plain.synchronization == tf.VariableSynchronization.AUTO
+    assert plain.aggregation == tf.VariableAggregation.NONE
+    with pytest.raises(ValueError, match="Invalid variable synchronization mode: 9"):
+        tf.Variable(1.0, synchronization=9)
+
+
+def test_aggregation_modes_of_both_generations_are_equal():
+    from tensorweave.ops.variables import VariableAggregationV2
+    assert tf.VariableAggregation.ONLY_FIRST_TOWER == VariableAggregationV2.ONLY_FIRST_REPLICA
+    assert VariableAggregationV2.SUM == tf.VariableAggregation.SUM
+    assert tf.VariableAggregation.SUM != VariableAggregationV2.MEAN

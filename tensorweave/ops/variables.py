@@ -11,11 +11,14 @@ Example:
 from tensorweave.ops.state.resource_variables import (
     RefVariable, ResourceVariable, disable_resource_variables, enable_resource_variables,
     is_resource_variable, resource_variables_enabled)
+from tensorweave.ops.state.variable_policies import (
+    VariableAggregation, VariableAggregationV2, VariableSynchronization)
 from tensorweave.ops.state.variables import (
     Variable, VariableV1, all_variables, global_variables, local_variables,
     model_variables, moving_average_variables, trainable_variables)
 
-__all__ = ["RefVariable", "ResourceVariable", "Variable", "VariableV1", "all_variables",
+__all__ = ["VariableAggregation", "VariableAggregationV2", "VariableSynchronization",
+           "RefVariable", "ResourceVariable", "Variable", "VariableV1", "all_variables",
            "disable_resource_variables", "enable_resource_variables", "global_variables",
            "is_resource_variable", "local_variables", "model_variables",
            "moving_average_variables", "resource_variables_enabled", "trainable_variables"]

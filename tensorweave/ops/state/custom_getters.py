@@ -18,9 +18,12 @@ import functools
 import inspect
 from typing import Any
 
+from tensorweave.ops.state.variable_policies import resolve
+
 # What the getter handed to a custom getter passes on to get_variable.
 _GETTER_KWARGS = frozenset({"reuse", "partitioner", "validate_shape", "use_resource",
-                            "constraint", "caching_device"})
+                            "constraint", "caching_device", "synchronization",
+                            "aggregation"})
 
 
 def call_custom_getter(scope: Any, g: Any, custom_getter: Any, full: str, shape: Any,
@@ -37,6 +40,9 @@ def call_custom_getter(scope: Any, g: Any, custom_getter: Any, full: str, shape:
             return scope._get_variable(g, name, shape, dtype, initializer, regularizer,
                                        True if trainable is None else trainable,
                                        collections, **rest)
+    # TF settles these before the getter sees them.
+    sync, aggregation, trainable = resolve(kwargs.get("synchronization"),
+                                           kwargs.get("aggregation"), trainable, full)
     args = {"getter": true_getter, "name": full, "shape": shape,
             "dtype": dtype if dtype is not None else scope.dtype,
             "initializer": initializer if initializer is not None else scope.initializer,
@@ -48,8 +54,7 @@ def call_custom_getter(scope: Any, g: Any, custom_getter: Any, full: str, shape:
             "partitioner": kwargs.get("partitioner") or scope.partitioner,
             "validate_shape": kwargs.get("validate_shape", True),
             "use_resource": scope._use_resource_for(kwargs),
-            "synchronization": kwargs.get("synchronization"),
-            "aggregation": kwargs.get("aggregation")}
+            "synchronization": sync, "aggregation": aggregation}
     # Getters written before `constraint` existed do not take it (as TF decides).
     params = inspect.signature(custom_getter).parameters
     if "constraint" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):

@@ -68,7 +68,9 @@ class ResourceVariable(Variable):
         super().__init__(initial_value, trainable=trainable, collections=collections,
                          validate_shape=validate_shape, caching_device=caching_device,
                          name=name, variable_def=variable_def, dtype=dtype,
-                         import_scope=import_scope, constraint=constraint, shape=shape)
+                         import_scope=import_scope, constraint=constraint,
+                         synchronization=synchronization, aggregation=aggregation,
+                         shape=shape)
 
     @property
     def dtype(self) -> _dt.DType:

@@ -17,6 +17,7 @@ from typing import Any
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.proto import meta_graph_pb2
 from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
+from tensorweave.ops.state.variable_policies import VariableAggregation, VariableSynchronization
 
 
 def _scoped(name: str, scope: str | None, strip: bool) -> str:
@@ -36,7 +37,8 @@ def variable_to_proto(var: Any, export_scope: str | None = None) -> Any:
         initial_value_name=_scoped(var.initial_value.name, export_scope, True),
         initializer_name=_scoped(var.initializer.name, export_scope, True),
         snapshot_name=_scoped(var.value().name, export_scope, True),
-        trainable=bool(var.trainable), is_resource=bool(getattr(var, "_is_resource", False)))
+        trainable=bool(var.trainable), is_resource=bool(getattr(var, "_is_resource", False)),
+        synchronization=var.synchronization.value, aggregation=var.aggregation.value)
     info = getattr(var, "_save_slice_info", None)
     if info is not None:
         p.save_slice_info_def.full_name = _scoped(info.full_name, export_scope, True)
@@ -73,6 +75,8 @@ def fill_from_proto(var: Any, proto: Any, import_scope: str | None = None,
                                                     False)) \
         if proto.initial_value_name else var._initializer_op.inputs[1]
     var._trainable = bool(proto.trainable)
+    var._synchronization = VariableSynchronization(proto.synchronization)
+    var._aggregation = VariableAggregation(proto.aggregation)
     var._constraint = None
     if proto.HasField("save_slice_info_def"):
         s = proto.save_slice_info_def

@@ -100,7 +100,7 @@ class VariableScope:
 
     def get_variable(self, name: str, shape: Any = None, dtype: Any = None,
                      initializer: Any = None, regularizer: Any = None,
-                     trainable: bool = True, collections: Any = None, **kwargs: Any) -> Any:
+                     trainable: Any = None, collections: Any = None, **kwargs: Any) -> Any:
         """`get_variable` with this scope's defaults, named "<scope>/<name>".
 
         An empty `name` names the scope's own variable ("<scope>"), as TF's slot
@@ -176,7 +176,8 @@ class VariableScope:
                 regularizer if regularizer is not None else self._regularizer,
                 trainable, collections, reuse,
                 kwargs.get("validate_shape", True), self._use_resource_for(kwargs),
-                self._constraint_for(kwargs), self._caching_device_for(kwargs))
+                self._constraint_for(kwargs), self._caching_device_for(kwargs),
+                kwargs.get("synchronization"), kwargs.get("aggregation"))
 
     def _use_resource_for(self, kwargs: dict[str, Any]) -> Any:
         given = kwargs.get("use_resource")
@@ -329,10 +330,11 @@ def _graph_of(values: Any) -> Any:
 
 
 def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,
-                 regularizer: Any = None, trainable: bool = True, collections: Any = None,
+                 regularizer: Any = None, trainable: Any = None, collections: Any = None,
                  caching_device: Any = None, partitioner: Any = None,
                  validate_shape: bool = True, use_resource: Any = None,
-                 custom_getter: Any = None, constraint: Any = None) -> Variable:
+                 custom_getter: Any = None, constraint: Any = None,
+                 synchronization: Any = None, aggregation: Any = None) -> Variable:
     """Gets an existing variable "<scope>/<name>" or creates a new one.
 
     A new floating-point variable defaults to glorot_uniform_initializer; an
@@ -351,7 +353,8 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
         name, shape, dtype, initializer, regularizer, trainable, collections,
         validate_shape=validate_shape, partitioner=partitioner,  # hook: partitioned vars
         use_resource=use_resource, constraint=constraint, caching_device=caching_device,
-        custom_getter=custom_getter)
+        custom_getter=custom_getter, synchronization=synchronization,
+        aggregation=aggregation)
 
 
 def get_local_variable(name: str, shape: Any = None, dtype: Any = None,

@@ -32,7 +32,8 @@ class VariableStore:
     def get_variable(self, name: str, shape: Any, dtype: Any, initializer: Any,
                      regularizer: Any, trainable: bool, collections: Any, reuse: Any,
                      validate_shape: bool, use_resource: Any = None,
-                     constraint: Any = None, caching_device: Any = None) -> Variable:
+                     constraint: Any = None, caching_device: Any = None,
+                     synchronization: Any = None, aggregation: Any = None) -> Variable:
         dtype = _dt.as_dtype(dtype).base_dtype
         shape = as_shape(shape) if shape is not None else None
         # "<scope>/" is the scope's own variable, named exactly "<scope>" (see Variable).
@@ -58,7 +59,8 @@ class VariableStore:
                                  "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE "
                                  "in VarScope?")
             var = self._create(op_name, shape, dtype, initializer, trainable, collections,
-                               validate_shape, use_resource, constraint, caching_device)
+                               validate_shape, use_resource, constraint, caching_device,
+                               synchronization, aggregation)
             self.vars[name] = var
         if regularizer is not None:
             g = var.graph
@@ -71,10 +73,12 @@ class VariableStore:
     @staticmethod
     def _create(name: str, shape: Any, dtype: _dt.DType, initializer: Any, trainable: bool,
                 collections: Any, validate_shape: bool, use_resource: Any = None,
-                constraint: Any = None, caching_device: Any = None) -> Variable:
+                constraint: Any = None, caching_device: Any = None,
+                synchronization: Any = None, aggregation: Any = None) -> Variable:
         common = dict(trainable=trainable, collections=collections, name=name,
                       validate_shape=validate_shape, use_resource=use_resource,
-                      constraint=constraint, caching_device=caching_device)
+                      constraint=constraint, caching_device=caching_device,
+                      synchronization=synchronization, aggregation=aggregation)
         if initializer is not None and not callable(initializer):
             # A Tensor or value fixes the shape (and dtype) itself, as in TF1.
             if shape is not None:

@@ -13,7 +13,7 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import (convert_to_tensor,
@@ -24,8 +24,9 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.state import scatter_ops, state_ops
-from tensorweave.ops.state.slice_assign_ops import attach_slice_assign
-from tensorweave.ops.state.variable_methods import install_update_methods
+from tensorweave.ops.state import variable_policies as _policies
+from tensorweave.ops.state.variable_methods import (current_read, install_operators,
+                                                    install_update_methods)
 from tensorweave.ops.data_flow.count_ops import count_up_to as _count_up_to
 from tensorweave.ops.state import variable_def as _variable_def
 from tensorweave.framework import meta_graph as _meta_graph
@@ -46,7 +47,8 @@ class Variable(metaclass=_VariableMeta):
     Args:
         initial_value: a Tensor or value convertible to one, or a callable
             returning one (its ops are then colocated with the variable).
-        trainable: also add the variable to TRAINABLE_VARIABLES.
+        trainable: also add the variable to TRAINABLE_VARIABLES (default: True, or
+            False with synchronization ON_READ).
         collections: graph collections to add it to (default GLOBAL_VARIABLES).
         validate_shape: if False, the variable may later take other shapes.
         caching_device: where `value()`, the read other ops use, lives (TF 1.x: e.g.
@@ -73,7 +75,7 @@ class Variable(metaclass=_VariableMeta):
     __array_priority__ = 100
     _V1_ENTRY = True  # calls of tf.Variable itself may make a ResourceVariable
 
-    def __init__(self, initial_value: Any = None, trainable: bool = True,
+    def __init__(self, initial_value: Any = None, trainable: Any = None,
                  collections: Any = None, validate_shape: bool = True,
                  caching_device: Any = None, name: str | None = None,
                  variable_def: Any = None, dtype: Any = None,
@@ -97,7 +99,9 @@ class Variable(metaclass=_VariableMeta):
         # As TF 1.x's init_scope: a variable made inside control_dependencies does not
         # take those dependencies onto its op, initializer or read.
         with g.as_default(), g.control_dependencies(None):
-            self._build(g, initial_value, True if trainable is None else trainable,
+            self._synchronization, self._aggregation, trainable = _policies.resolve(
+                synchronization, aggregation, trainable, name)
+            self._build(g, initial_value, trainable,
                         collections, validate_shape, name, dtype, expected_shape, shape,
                         caching_device)
         self._constraint = constraint
@@ -209,6 +213,16 @@ class Variable(metaclass=_VariableMeta):
         return self._trainable
 
     @property
+    def synchronization(self) -> Any:
+        """The tf.VariableSynchronization the variable was made with."""
+        return self._synchronization
+
+    @property
+    def aggregation(self) -> Any:
+        """The tf.VariableAggregation the variable was made with."""
+        return self._aggregation
+
+    @property
     def constraint(self) -> Any:
         return self._constraint
 
@@ -316,34 +330,8 @@ class Variable(metaclass=_VariableMeta):
         return _variable_def.variable_from_proto(cls, variable_def, import_scope)
 
 
-def _delegate(op_name: str) -> Callable[..., Any]:
-    def method(self: Variable, *args: Any) -> Any:
-        fn = getattr(Tensor, op_name, None)
-        if fn is None:
-            raise TypeError(f"Operator {op_name} is not available on tensors yet (is "
-                            "tensorweave.ops.math.math_ops imported?)")
-        return fn(_current_read(self), *args)
-    method.__name__ = op_name
-    return method
-
-
-for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-            "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
-            "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
-            "__abs__", "__invert__", "__and__", "__rand__", "__or__", "__ror__", "__xor__",
-            "__rxor__", "__lt__", "__le__", "__gt__", "__ge__"):
-    setattr(Variable, _op, _delegate(_op))
-
-
-def _getitem(self: Variable, key: Any) -> Tensor:
-    """`v[key]`: the slice of the value, with TF's `.assign(value)` onto that slice."""
-    return attach_slice_assign(self, _delegate("__getitem__")(self, key))
-
-
-setattr(Variable, "__getitem__", _getitem)  # noqa: B010 (a slice gets .assign)
-
-
-install_update_methods(Variable)  # scatter_mul/div/max/min, scatter_nd_*, batch_scatter_update
+install_operators(Variable)        # + - * ... and v[...] (with .assign), on its value
+install_update_methods(Variable)   # scatter_mul/div/max/min, scatter_nd_*, batch_scatter_update
 
 
 def _to_tensor(v: Variable, dtype: Any = None, name: str | None = None,
@@ -352,20 +340,7 @@ def _to_tensor(v: Variable, dtype: Any = None, name: str | None = None,
         raise ValueError(f"Incompatible type conversion requested to type "
                          f"'{_dt.as_dtype(dtype).name}' for variable of type "
                          f"'{v.dtype.name}' ({v.name})")
-    return v._ref() if as_ref else _current_read(v)
-
-
-def _current_read(v: Variable) -> Tensor:
-    """The value to use here: a fresh read inside control dependencies, else the snapshot.
-
-    TF 1.x reads alias the variable's buffer, so `with tf.control_dependencies([update]):
-    f(var)` sees the update; our reads copy, so such a read must be its own op, ordered
-    after the dependencies (as TF 2's resource variables do).
-    """
-    g = get_default_graph()
-    if g is v.graph and g._stack("control_stack"):
-        return v.read_value()
-    return v.value()
+    return v._ref() if as_ref else current_read(v)
 
 
 register_tensor_conversion_function(Variable, _to_tensor)
