@@ -44,6 +44,7 @@ from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework import meta_graph_scoped as _scoped
 from tensorweave.ops.array.core_ops import placeholder_with_default
 from tensorweave.framework import checkpoint_format as _io
+from tensorweave.train.saveable_object import BaseSaverBuilder, build_saveable_restores
 from tensorweave.train.saver_entries import save_entries
 from tensorweave.train.checkpoint_management import (_older_checkpoints, meta_graph_filename,
                                                      update_checkpoint_state)
@@ -143,7 +144,8 @@ class Saver:
         """Adds the save and restore ops to the graph (once)."""
         if self._built:
             return
-        entries = save_entries(self._var_list)
+        entries, saveables = save_entries(self._var_list)
+        variables = [e for e in entries if e.ref.dtype.is_ref_dtype]
         self._graph = entries[0].ref.graph if entries else get_default_graph()
         self._empty = not entries
         if self._empty and not self._allow_empty:
@@ -151,17 +153,20 @@ class Saver:
                              "pass allow_empty=True.")
         with self._graph.as_default(), self._graph.name_scope(self._name):
             self._filename_t = placeholder_with_default(self._filename, [], name="Const")
-            if not self._empty and self._format == "tensorflow":
+            if self._empty:
+                pass
+            elif self._format == "tensorflow":
                 self._save_t = tf_checkpoint_ops.build_tf_save(entries, self._filename_t,
                                                                self._sharded)
-                self._restore_op = tf_checkpoint_ops.build_tf_restore(entries, self._filename_t,
-                                                                      self._sharded,
-                                                                      self._reshape)
-            elif not self._empty:
+                self._restore_op = tf_checkpoint_ops.build_tf_restore(
+                    variables, self._filename_t, self._sharded, self._reshape,
+                    extra=build_saveable_restores(saveables, self._filename_t))
+            else:
                 self._save_t = io_ops.build_save(entries, self._filename_t, self._sharded,
                                                  self._pause_timeout_s)
-                self._restore_op = io_ops.build_restore(entries, self._filename_t,
-                                                        self._reshape)
+                self._restore_op = io_ops.build_restore(
+                    variables, self._filename_t, self._reshape,
+                    extra=build_saveable_restores(saveables, self._filename_t))
         self._built = True
 
     def as_saver_def(self) -> Any:
@@ -397,4 +402,4 @@ _meta_graph.register_proto_function(
     lambda s, export_scope=None: s.to_proto(export_scope) if isinstance(s, Saver) else None,
     Saver.from_proto)
 
-__all__ = ["Saver"]
+__all__ = ["BaseSaverBuilder", "Saver"]

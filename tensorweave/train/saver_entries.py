@@ -15,6 +15,7 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.io import io_ops
 from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
+from tensorweave.train.saveable_object import SaveableObject
 
 
 def _ref(var: Any) -> Tensor:
@@ -25,8 +26,12 @@ def _ref(var: Any) -> Tensor:
     return ref
 
 
-def save_entries(var_list: Any) -> list[io_ops.SaveEntry]:
-    """What a Saver over `var_list` saves: one entry per variable or partition.
+def save_entries(var_list: Any) -> tuple[list[io_ops.SaveEntry], list[SaveableObject]]:
+    """What a Saver over `var_list` saves: one entry per variable, partition or SaveSpec.
+
+    Returns:
+        (the entries, the SaveableObjects among them: restored through their
+        own `restore()`, not assigned).
 
     Args:
         var_list: None (all global variables and SAVEABLE_OBJECTS), a list (saved
@@ -37,7 +42,7 @@ def save_entries(var_list: Any) -> list[io_ops.SaveEntry]:
         ValueError: if two variables would be saved under one name.
 
     Example:
-        >>> [e.name for e in save_entries({"weights": w})]
+        >>> [e.name for e in save_entries({"weights": w})[0]]
         ['weights']
     """
     if var_list is None:
@@ -47,8 +52,17 @@ def save_entries(var_list: Any) -> list[io_ops.SaveEntry]:
     items: list[tuple[str | None, Any]] = list(var_list.items()) \
         if isinstance(var_list, dict) else [(None, v) for v in var_list]
     out: dict[str, io_ops.SaveEntry] = {}
+    saveables: list[SaveableObject] = []
     seen: set[int] = set()
     for name, var in _expand_partitioned(items):
+        if isinstance(var, SaveableObject):
+            if id(var) not in seen:
+                seen.add(id(var))
+                saveables.append(var)
+                for spec in var.specs:
+                    _add(out, spec.name, io_ops.SaveEntry(spec.name, spec.tensor,
+                                                          _no_slice(spec, var)))
+            continue
         ref = _ref(var)
         if name is None and id(ref.op) in seen:
             continue  # the same variable twice in a collection list
@@ -58,11 +72,23 @@ def save_entries(var_list: Any) -> list[io_ops.SaveEntry]:
         if info is not None and name is not None and "/part_" in name:
             info = SaveSliceInfo(name.rsplit("/part_", 1)[0], info.full_shape,
                                  info.var_offset, info.var_shape)
-        if key in out:
-            raise ValueError(f"Two variables would be saved as {key!r}; pass a dict name->var "
-                             "to the Saver to give them distinct names.")
-        out[key] = io_ops.SaveEntry(key, ref, info.spec() if info is not None else "")
-    return list(out.values())
+        _add(out, key, io_ops.SaveEntry(key, ref, info.spec() if info is not None else ""))
+    return list(out.values()), saveables
+
+
+def _add(out: dict[str, io_ops.SaveEntry], key: str, entry: io_ops.SaveEntry) -> None:
+    if key in out:
+        raise ValueError(f"Two variables would be saved as {key!r}; pass a dict name->var "
+                         "to the Saver to give them distinct names.")
+    out[key] = entry
+
+
+def _no_slice(spec: Any, saveable: Any) -> str:
+    if spec.slice_spec:
+        raise ValueError(f"SaveableObject {saveable.name!r}: SaveSpec {spec.name!r} has the "
+                         f"slice {spec.slice_spec!r}; tensorweave saves whole tensors of "
+                         "saveables (partition the variables themselves instead).")
+    return ""
 
 
 def _expand_partitioned(items: list[tuple[str | None, Any]]) -> list[tuple[str | None, Any]]:

@@ -297,9 +297,9 @@ def run_save(sess: Any, prefix: Tensor | str, feed: dict, timeout_s: float = 60.
             backoff = min(backoff * 2, 1.0)
 
 
-def build_restore(entries: list[SaveEntry], filename: Tensor, reshape: bool = False
-                  ) -> Operation:
-    """One RestoreShard per device; returns a NoOp that runs them all.
+def build_restore(entries: list[SaveEntry], filename: Tensor, reshape: bool = False,
+                  extra: list[Operation] | None = None) -> Operation:
+    """One RestoreShard per device; returns a NoOp that runs them all (and `extra`).
 
     With `reshape`, a saved tensor with as many elements as its variable is reshaped.
     """
@@ -311,7 +311,7 @@ def build_restore(entries: list[SaveEntry], filename: Tensor, reshape: bool = Fa
                 "RestoreShard", [filename, [e.ref for e in group]],
                 {"names": [e.name for e in group], "slices": [e.slice_spec for e in group],
                  "reshape": reshape}, name="restore_shard"))
-    with g.control_dependencies(ops):
+    with g.control_dependencies(ops + list(extra or [])):
         return g.create_op("NoOp", [], name="restore_all")
 
 

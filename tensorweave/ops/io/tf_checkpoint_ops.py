@@ -272,7 +272,8 @@ def build_tf_save(entries: list[Any], filename: Tensor, sharded: bool = False) -
 
 
 def build_tf_restore(entries: list[Any], filename: Tensor, sharded: bool = False,
-                     reshape: bool = False) -> Operation:
+                     reshape: bool = False, extra: list[Operation] | None = None
+                     ) -> Operation:
     """RestoreV2 then one Assign per entry (per device when sharded); returns `restore_all`.
 
     With `reshape`, each restored tensor is reshaped to its variable's shape first (TF's
@@ -281,6 +282,8 @@ def build_tf_restore(entries: list[Any], filename: Tensor, sharded: bool = False
     g = filename.graph
     shards = []
     for group in _groups(entries, sharded):
+        if not group:
+            continue   # only custom saveables (`extra`) to restore
         where = group[0].ref.op if sharded else None
         with g.colocate_with(where, ignore_existing=where is None):
             names = constant([_key(e) for e in group], name="RestoreV2/tensor_names")
@@ -305,7 +308,7 @@ def build_tf_restore(entries: list[Any], filename: Tensor, sharded: bool = False
                 shards.append(g.create_op("NoOp", [], name="restore_shard"))
         else:
             shards += assigns
-    with g.control_dependencies(shards):
+    with g.control_dependencies(shards + list(extra or [])):
         return g.create_op("NoOp", [], name="restore_all")
 
 
