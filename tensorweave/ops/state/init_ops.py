@@ -79,7 +79,9 @@ class Zeros(Initializer):
         self.dtype = _dt.as_dtype(dtype)
 
     def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        return _filled(0, shape, _dt.as_dtype(dtype or self.dtype).base_dtype)
+        dt = _dt.as_dtype(dtype or self.dtype).base_dtype
+        # TF: the zero of a string is the empty string (a string variable's default).
+        return _filled(b"" if dt == _dt.string else 0, shape, dt)
 
     def get_config(self) -> dict[str, Any]:
         return {"dtype": self.dtype.name}

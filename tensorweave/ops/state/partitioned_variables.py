@@ -334,6 +334,11 @@ def get_partitioned_variable(store: Any, name: str, shape: Any, dtype: Any,
     return pv
 
 
+def find_partitioned(store: Any, name: str) -> PartitionedVariable | None:
+    """The PartitionedVariable `name` that get_variable made in `store`, if any."""
+    return _PARTITIONED.get(store, {}).get(name)
+
+
 def _reuse(found: PartitionedVariable, name: str, shape: TensorShape, dtype: _dt.DType,
            partitions: list[int], reuse: Any) -> PartitionedVariable:
     if not reuse:

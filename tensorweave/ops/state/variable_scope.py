@@ -1,7 +1,7 @@
 """`tf.variable_scope` and `tf.get_variable`: named, shareable variables.
 
 Each graph keeps a store of variables created by `get_variable` (by full name)
-and, per thread, the stack of open variable scopes.
+and, per thread, the stack of open variable scopes (variable_scope_core.py).
 
 Example:
     >>> with tf.variable_scope("layer1"):
@@ -14,226 +14,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import enum
-import threading
-import weakref
-from typing import Any, Iterator, cast
+from typing import Any, cast
 
-from tensorweave.framework import dtypes as _dt
-from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.ops.state.variables import Variable
-from tensorweave.ops.state import partitioned_variables
 from tensorweave.ops.state.variable_store import VariableStore as _VariableStore
-from tensorweave.ops.state.custom_getters import call_custom_getter, wrap_custom_getter
-
-
-class _ReuseMode(enum.Enum):
-    AUTO_REUSE = 1
-
-
-AUTO_REUSE = _ReuseMode.AUTO_REUSE
-
-
-class VariableScope:
-    """A variable scope's settings: name, reuse, and defaults for `get_variable`.
-
-    Example:
-        >>> with tf.variable_scope("foo") as scope:
-        ...     scope.reuse_variables()
-    """
-
-    def __init__(self, reuse: Any, name: str = "", initializer: Any = None,
-                 regularizer: Any = None, caching_device: Any = None,
-                 partitioner: Any = None, custom_getter: Any = None,
-                 name_scope: str = "", dtype: Any = _dt.float32,
-                 constraint: Any = None, use_resource: Any = None) -> None:
-        self._name = name
-        self._reuse = reuse
-        self._initializer = initializer
-        self._regularizer = regularizer
-        self._caching_device = caching_device
-        self._partitioner = partitioner  # get_variable delegates to partitioned_variables
-        self._custom_getter = custom_getter
-        self._name_scope = name_scope
-        self._dtype = _dt.as_dtype(dtype)
-        self._constraint = constraint
-        self._use_resource = use_resource
-
-    name = property(lambda self: self._name)
-    original_name_scope = property(lambda self: self._name_scope)
-    reuse = property(lambda self: self._reuse)
-    initializer = property(lambda self: self._initializer)
-    regularizer = property(lambda self: self._regularizer)
-    caching_device = property(lambda self: self._caching_device)
-    partitioner = property(lambda self: self._partitioner)
-    custom_getter = property(lambda self: self._custom_getter)
-    dtype = property(lambda self: self._dtype)
-    constraint = property(lambda self: self._constraint)
-    use_resource = property(lambda self: self._use_resource)
-
-    def reuse_variables(self) -> None:
-        """From now on, `get_variable` in this scope returns existing variables."""
-        self._reuse = True
-
-    def set_initializer(self, initializer: Any) -> None:
-        self._initializer = initializer
-
-    def set_regularizer(self, regularizer: Any) -> None:
-        self._regularizer = regularizer
-
-    def set_dtype(self, dtype: Any) -> None:
-        self._dtype = _dt.as_dtype(dtype)
-
-    def set_partitioner(self, partitioner: Any) -> None:
-        self._partitioner = partitioner
-
-    def set_caching_device(self, caching_device: Any) -> None:
-        self._caching_device = caching_device
-
-    def set_custom_getter(self, custom_getter: Any) -> None:
-        self._custom_getter = custom_getter
-
-    def set_use_resource(self, use_resource: Any) -> None:
-        """Whether `get_variable` here makes ResourceVariables (None: the default)."""
-        self._use_resource = use_resource
-
-    def get_variable(self, name: str, shape: Any = None, dtype: Any = None,
-                     initializer: Any = None, regularizer: Any = None,
-                     trainable: Any = None, collections: Any = None, **kwargs: Any) -> Any:
-        """`get_variable` with this scope's defaults, named "<scope>/<name>".
-
-        An empty `name` names the scope's own variable ("<scope>"), as TF's slot
-        creator uses it.
-        """
-        if not name and not self._name:
-            raise ValueError("get_variable needs a name outside any variable scope, got "
-                             f"{name!r}.")
-        # "<scope>/": the scope's own variable, named exactly "<scope>" (see Variable).
-        full = f"{self._name}/{name}" if self._name and name else (name or self._name + "/")
-        # Inside a function body (while_loop, cond, scan, map_fn) the variable is made in
-        # the model's graph, outside every body (as TF does), and the body captures it:
-        # made in the body it would be re-created, and re-initialized, on every call.
-        if dtype is not None and initializer is not None and not callable(initializer):
-            init_dtype = convert_to_tensor(initializer).dtype.base_dtype
-            if init_dtype != _dt.as_dtype(dtype).base_dtype:
-                raise ValueError(f"Initializer type '{init_dtype.name}' and explicit dtype "
-                                 f"'{_dt.as_dtype(dtype).name}' don't match (variable "
-                                 f"{full}).")
-        g = _root(get_default_graph())
-        custom_getter = kwargs.pop("custom_getter", None) or self._custom_getter
-        if custom_getter is not None and not callable(custom_getter):
-            raise ValueError(f"Passed a custom_getter which is not callable: "
-                             f"{custom_getter!r}")
-        if custom_getter is not None:
-            return call_custom_getter(self, g, custom_getter, full, shape, dtype,
-                                      initializer, regularizer, trainable, collections,
-                                      kwargs)
-        with g.as_default(), g.control_dependencies(None):
-            return self._get_variable(g, full, shape, dtype, initializer, regularizer,
-                                      trainable, collections, **kwargs)
-
-    def get_collection(self, name: str) -> list[Any]:
-        """The graph collection `name`, filtered to this scope ("<scope>/...")."""
-        return get_default_graph().get_collection(name, self._name + "/" if self._name
-                                                  else "")
-
-    def global_variables(self) -> list[Any]:
-        """The global variables made in this scope."""
-        return self.get_collection(GraphKeys.GLOBAL_VARIABLES)
-
-    def trainable_variables(self) -> list[Any]:
-        """The trainable variables made in this scope."""
-        return self.get_collection(GraphKeys.TRAINABLE_VARIABLES)
-
-    def local_variables(self) -> list[Any]:
-        """The local variables made in this scope."""
-        return self.get_collection(GraphKeys.LOCAL_VARIABLES)
-
-    def _get_variable(self, g: Any, full: str, shape: Any, dtype: Any, initializer: Any,
-                      regularizer: Any, trainable: bool, collections: Any,
-                      **kwargs: Any) -> Any:
-        reuse = self._reuse
-        if kwargs.get("reuse") is not None:
-            reuse = kwargs["reuse"]
-        partitioner = kwargs.get("partitioner") or self._partitioner
-        is_scalar = isinstance(shape, (list, tuple)) and not shape
-        if partitioner is not None and not is_scalar:
-            # Hook (partitioned variables): "name/part_i" shards live in
-            # partitioned_variables.py, which keeps this store for the shards.
-            with g.name_scope(None):
-                return partitioned_variables.get_partitioned_variable(
-                    _store(g), full, shape, dtype if dtype is not None else self._dtype,
-                    initializer if initializer is not None else self._initializer,
-                    regularizer if regularizer is not None else self._regularizer,
-                    trainable, collections, reuse, kwargs.get("validate_shape", True),
-                    partitioner, self._use_resource_for(kwargs),
-                    self._constraint_for(kwargs), self._caching_device_for(kwargs))
-        with g.name_scope(None):  # variable names ignore the current name scope
-            return _store(g).get_variable(
-                full, shape, dtype if dtype is not None else self._dtype,
-                initializer if initializer is not None else self._initializer,
-                regularizer if regularizer is not None else self._regularizer,
-                trainable, collections, reuse,
-                kwargs.get("validate_shape", True), self._use_resource_for(kwargs),
-                self._constraint_for(kwargs), self._caching_device_for(kwargs),
-                kwargs.get("synchronization"), kwargs.get("aggregation"))
-
-    def _use_resource_for(self, kwargs: dict[str, Any]) -> Any:
-        given = kwargs.get("use_resource")
-        return self._use_resource if given is None else given
-
-    def _caching_device_for(self, kwargs: dict[str, Any]) -> Any:
-        given = kwargs.get("caching_device")
-        return self._caching_device if given is None else given
-
-    def _constraint_for(self, kwargs: dict[str, Any]) -> Any:
-        given = kwargs.get("constraint")
-        return self._constraint if given is None else given
-
-
-_STATE: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
-_STATE_LOCK = threading.Lock()
-
-
-def _root(g: Any) -> Any:
-    """The graph a function body (FuncGraph) is nested in, outermost; else `g`."""
-    while getattr(g, "outer_graph", None) is not None:
-        g = g.outer_graph
-    return g
-
-
-def _graph_state(g: Any) -> Any:
-    """(variable store, thread-local scope stack) of `g`; a function body shares its
-    model graph's, so variable scopes opened around a loop apply inside it."""
-    g = _root(g)
-    with _STATE_LOCK:
-        st = _STATE.get(g)
-        if st is None:
-            st = _STATE[g] = (_VariableStore(), threading.local())
-        return st
-
-
-def _store(g: Any) -> _VariableStore:
-    return _graph_state(g)[0]
-
-
-def _scope_stack(g: Any) -> list[VariableScope]:
-    local = _graph_state(g)[1]
-    stack = getattr(local, "stack", None)
-    if stack is None:
-        stack = local.stack = [VariableScope(False)]
-    return stack
-
-
-def get_variable_scope() -> VariableScope:
-    """The innermost open variable scope of the default graph (this thread).
-
-    Example:
-        >>> tf.get_variable_scope().name
-        ''
-    """
-    return _scope_stack(get_default_graph())[-1]
+from tensorweave.ops.state.custom_getters import wrap_custom_getter
+from tensorweave.ops.state.variable_scope_core import (
+    AUTO_REUSE, VariableScope, _scope_stack, _store, get_variable_scope)
 
 
 def _unique_scope_name(store: _VariableStore, parent: str, prefix: str) -> str:
@@ -246,79 +34,117 @@ def _unique_scope_name(store: _VariableStore, parent: str, prefix: str) -> str:
     return f"{prefix}_{i}"
 
 
-def _open(store: _VariableStore, full: str) -> None:
-    # Re-opening a scope resets the default-name counters of its subscopes (TF1).
-    store.scope_counts[full] = store.scope_counts.get(full, 0) + 1
-    for k in [k for k in store.scope_counts if k.startswith(full + "/")]:
-        store.scope_counts[k] = 0
-
-
-@contextlib.contextmanager
-def variable_scope(name_or_scope: Any = None, default_name: str | None = None,
-                   values: Any = None, initializer: Any = None, regularizer: Any = None,
-                   caching_device: Any = None, partitioner: Any = None,
-                   custom_getter: Any = None, reuse: Any = None, dtype: Any = None,
-                   use_resource: Any = None, constraint: Any = None,
-                   auxiliary_name_scope: bool = True) -> Iterator[VariableScope]:
-    """Opens a variable scope (and a matching name scope); yields the VariableScope.
+class variable_scope:  # noqa: N801 (TF's name for a context manager class)
+    """Opens a variable scope (and a matching name scope); `as` gives the VariableScope.
 
     Args:
-        name_or_scope: a name, or a VariableScope to re-enter.
+        name_or_scope: a name, or a VariableScope to re-enter (the root scope, named "",
+            opens no name scope).
         default_name: used (made unique) when `name_or_scope` is None.
         reuse: None (inherit), True (only reuse), or tf.AUTO_REUSE (reuse or create).
             Once True in a scope, nested scopes reuse too.
+        auxiliary_name_scope: False keeps the current name scope (must be a bool).
 
     Raises:
-        ValueError: reuse=True with only a default_name, or neither name given.
+        TypeError: neither name given, or a non-bool auxiliary_name_scope.
+        ValueError: reuse=True with only a default_name.
+        RuntimeError: scopes exited in another order than entered.
 
     Example:
         >>> with tf.variable_scope("enc", reuse=tf.AUTO_REUSE):
         ...     w = tf.get_variable("w", [2])
     """
-    if name_or_scope is None and default_name is None:
-        raise ValueError("If default_name is None then name_or_scope is required")
-    if name_or_scope is None and reuse is True:
-        raise ValueError("reuse=True cannot be used without a name_or_scope")
-    if name_or_scope is not None and not isinstance(name_or_scope, (str, VariableScope)):
-        raise TypeError(f"VariableScope: name_or_scope must be a string or VariableScope, "
-                        f"got {name_or_scope!r}")
-    g = _graph_of(values)
-    with g.as_default():
-        stack = _scope_stack(g)
-        store = _store(g)
+
+    def __init__(self, name_or_scope: Any = None, default_name: str | None = None,
+                 values: Any = None, initializer: Any = None, regularizer: Any = None,
+                 caching_device: Any = None, partitioner: Any = None,
+                 custom_getter: Any = None, reuse: Any = None, dtype: Any = None,
+                 use_resource: Any = None, constraint: Any = None,
+                 auxiliary_name_scope: bool = True) -> None:
+        if name_or_scope is None and default_name is None:
+            raise TypeError("If default_name is None then name_or_scope is required")
+        if name_or_scope is not None and not isinstance(name_or_scope,
+                                                        (str, VariableScope)):
+            raise TypeError(f"VariableScope: name_or_scope must be a string or "
+                            f"VariableScope, got {name_or_scope!r}")
+        if not isinstance(auxiliary_name_scope, bool):
+            raise TypeError(f"The auxiliary_name_scope must be `True` or `False`, while get "
+                            f"{auxiliary_name_scope!r}")
+        self._name_or_scope, self._default_name = name_or_scope, default_name
+        self._settings = dict(initializer=initializer, regularizer=regularizer,
+                              caching_device=caching_device, partitioner=partitioner,
+                              custom_getter=custom_getter, dtype=dtype,
+                              use_resource=use_resource, constraint=constraint)
+        self._reuse = None if reuse is False else reuse
+        self._aux = auxiliary_name_scope
+        self._graph = _graph_of(values)
+        self._exits: contextlib.ExitStack | None = None
+        self._scope: VariableScope | None = None
+        self._saved_counts: dict[str, int] | None = None
+
+    def __enter__(self) -> VariableScope:
+        name_or_scope, reuse, g = self._name_or_scope, self._reuse, self._graph
+        if name_or_scope is None and reuse is True:
+            raise ValueError("reuse=True cannot be used without a name_or_scope")
+        exits = contextlib.ExitStack()
+        exits.enter_context(g.as_default())
+        stack, store = _scope_stack(g), _store(g)
         parent = stack[-1]
         if isinstance(name_or_scope, VariableScope):
-            full = name_or_scope.name
+            full, src = name_or_scope.name, name_or_scope
             ns_name = full.split("/")[-1]
-            src = name_or_scope
             new_reuse = reuse if reuse else src.reuse
+            # TF: re-entering a scope object keeps the default-name counters of its
+            # subscopes as they were when it is left.
+            self._saved_counts = dict(store.scope_counts)
         else:
-            short = name_or_scope if name_or_scope is not None else \
-                _unique_scope_name(store, parent.name, cast(str, default_name))  # checked above
-            full = f"{parent.name}/{short}" if parent.name else short
-            ns_name = short
+            ns_name = name_or_scope if name_or_scope is not None else \
+                _unique_scope_name(store, parent.name, cast(str, self._default_name))
+            full = f"{parent.name}/{ns_name}" if parent.name else ns_name
             src = parent
             new_reuse = reuse or parent.reuse
-        _open(store, full)
-        ns_cm = g.name_scope(ns_name) if auxiliary_name_scope else \
-            contextlib.nullcontext(g.get_name_scope() + "/" if g.get_name_scope() else "")
-        with ns_cm as ns:
-            scope = VariableScope(
-                new_reuse, full,
-                initializer if initializer is not None else src.initializer,
-                regularizer if regularizer is not None else src.regularizer,
-                caching_device if caching_device is not None else src.caching_device,
-                partitioner if partitioner is not None else src.partitioner,
-                wrap_custom_getter(custom_getter, src.custom_getter),
-                src.original_name_scope if isinstance(name_or_scope, VariableScope) else ns,
-                dtype if dtype is not None else src.dtype,
-                constraint if constraint is not None else src.constraint,
-                use_resource if use_resource is not None else src.use_resource)
-            stack.append(scope)
-            try:
-                yield scope
-            finally:
-                stack.pop()
+        store.scope_counts[full] = store.scope_counts.get(full, 0) + 1
+        current = g.get_name_scope()
+        if not self._aux:
+            ns = exits.enter_context(g.name_scope(current + "/" if current else None))
+        elif ns_name:
+            ns = exits.enter_context(g.name_scope(ns_name))
+        else:   # the root variable scope: the name scope stays as it is (TF)
+            ns = current + "/" if current else ""
+        st = self._settings
+        scope = VariableScope(
+            new_reuse, full, _or(st["initializer"], src.initializer),
+            _or(st["regularizer"], src.regularizer),
+            _or(st["caching_device"], src.caching_device),
+            _or(st["partitioner"], src.partitioner),
+            wrap_custom_getter(st["custom_getter"], src.custom_getter),
+            src.original_name_scope if isinstance(name_or_scope, VariableScope) else ns,
+            _or(st["dtype"], src.dtype), _or(st["constraint"], src.constraint),
+            _or(st["use_resource"], src.use_resource))
+        stack.append(scope)
+        self._exits, self._scope = exits, scope
+        return scope
+
+    def __exit__(self, *exc: Any) -> None:
+        g = self._graph
+        stack, store = _scope_stack(g), _store(g)
+        if not stack or stack[-1] is not self._scope:
+            raise RuntimeError(f"Improper nesting of variable_scope: leaving "
+                               f"{self._scope.name if self._scope else None!r} while "
+                               f"{stack[-1].name!r} is the innermost open scope.")
+        stack.pop()
+        assert self._scope is not None  # entered (it is the innermost scope)
+        full = self._scope.name
+        if self._saved_counts is not None:
+            store.scope_counts = self._saved_counts
+        else:   # TF: leaving a scope by name resets its subscopes' default-name counters
+            for k in [k for k in store.scope_counts if k.startswith(full + "/")]:
+                store.scope_counts[k] = 0
+        cast(contextlib.ExitStack, self._exits).close()
+
+
+def _or(given: Any, inherited: Any) -> Any:
+    return inherited if given is None else given
 
 
 def _graph_of(values: Any) -> Any:
