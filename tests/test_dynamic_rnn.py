@@ -244,7 +244,9 @@ def test_a_cell_making_a_variable_inside_the_loop_is_refused():
         def call(self, inputs, state):
             return state + tf.Variable(tf.zeros([2])), state
 
-    with pytest.raises(ValueError, match=r"created variables .*inside the loop body"):
+    # TF's own check (a Variable initialized from a tensor of the loop body) comes first.
+    with pytest.raises(ValueError, match=r"Initializer for variable Variable is from inside "
+                                         r"a control-flow construct.*use a lambda"):
         dynamic_rnn(BadCell(), tf.zeros([1, 2, 2]), dtype=tf.float32)
 
 

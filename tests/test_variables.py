@@ -347,3 +347,17 @@ def test_state_ops_inside_while_and_cond_bodies_update_the_variable():
         assert sess.run(loop) == 4 and sess.run(counter) == 8
         assert sess.run(out, {pred: False}) == 10.0 and sess.run(v) == 10.0
         assert sess.run(out, {pred: True}) == 5.0 and sess.run(v) == 5.0
+
+
+def test_assert_variables_initialized_is_a_rank_tensor_or_none():
+    assert tf.assert_variables_initialized() is None
+    v, w = tf.Variable([1, 2]), tf.Variable([[3]])
+    one = tf.assert_variables_initialized([v])
+    both = tf.assert_variables_initialized()
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        with pytest.raises(tf.errors.FailedPreconditionError,
+                           match="Attempting to use uninitialized value"):
+            sess.run(one)
+        sess.run(v.initializer)
+        assert sess.run(one) == 1 and sess.run(both).tolist() == [1, 2]

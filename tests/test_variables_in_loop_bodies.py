@@ -1,5 +1,6 @@
 """Variables made by get_variable inside function bodies (map_fn, scan, while_loop)."""
 import numpy as np
+import pytest
 
 import tensorweave as tf
 
@@ -33,3 +34,25 @@ def test_variable_scopes_around_a_while_loop_apply_inside_it():
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert sess.run(out) == 8.0
+
+
+def test_tf_variable_in_a_loop_body_needs_a_lambda_initializer(graph):
+    def cond(i, _):
+        return i < 3
+
+    def from_tensor(i, x):
+        v = tf.Variable(tf.zeros([], tf.int32))
+        return i + 1, x + v.read_value()
+
+    with pytest.raises(ValueError, match="inside a control-flow construct.*use a lambda"):
+        tf.while_loop(cond, from_tensor, [0, 0])
+
+    def from_lambda(i, x):
+        v = tf.Variable(lambda: tf.constant(5), name="lifted")
+        return i + 1, x + v.read_value()
+
+    out = tf.while_loop(cond, from_lambda, [0, 0])
+    assert [v.name for v in tf.global_variables()] == ["lifted:0"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert [int(x) for x in sess.run(out)] == [3, 15]

@@ -12,7 +12,7 @@ from typing import Any
 
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.array import core_ops
+from tensorweave.ops.array import array_ops, core_ops
 from tensorweave.ops.state import state_ops
 from tensorweave.ops.state.variables import global_variables, local_variables
 
@@ -94,8 +94,11 @@ def report_uninitialized_variables(var_list: Any = None,
                            name="names").outputs[0]
 
 
-def assert_variables_initialized(var_list: Any = None) -> Operation:
-    """An op that fails with FailedPreconditionError if any variable is uninitialized.
+def assert_variables_initialized(var_list: Any = None) -> Tensor | None:
+    """A tensor that fails with FailedPreconditionError ("Attempting to use uninitialized
+    value ...") while any of `var_list` (default: all global and local variables) is
+    uninitialized, else evaluates to their ranks (one scalar, or a vector); None when
+    there are no variables, as TF 1.x.
 
     Example:
         >>> sess.run(tf.assert_variables_initialized())
@@ -103,12 +106,17 @@ def assert_variables_initialized(var_list: Any = None) -> Operation:
     if var_list is None:
         var_list = global_variables() + local_variables()
     var_list = list(var_list)
-    g = var_list[0].graph if var_list else get_default_graph()
+    if not var_list:
+        return None
+    g = var_list[0].graph
+    ranks = []
     with g.as_default(), g.name_scope("assert_variables_initialized"):
-        # Reading each variable raises FailedPreconditionError naming the first missing one.
-        reads = [core_ops.identity(v) for v in var_list]
-        with g.control_dependencies(reads):
-            return core_ops.no_op(name="assert")
+        for v in var_list:
+            with g.colocate_with(v.op):
+                # Reading the value raises for an uninitialized variable, naming it.
+                read = core_ops.identity(v)
+                ranks.append(g.create_op("Rank", [read], name="Rank").outputs[0])
+        return ranks[0] if len(ranks) == 1 else array_ops.stack(ranks)
 
 
 __all__ = ["variables_initializer", "global_variables_initializer", "local_variables_initializer",

@@ -95,7 +95,7 @@ class Variable(metaclass=_VariableMeta):
         if constraint is not None and not callable(constraint):
             raise ValueError(f"The `constraint` argument of variable {name!r} must be a "
                              f"callable, got {constraint!r}.")
-        g = _graph_for(initial_value)
+        g = _graph_for(initial_value, name)
         # As TF 1.x's init_scope: a variable made inside control_dependencies does not
         # take those dependencies onto its op, initializer or read.
         with g.as_default(), g.control_dependencies(None):
@@ -347,10 +347,21 @@ register_tensor_conversion_function(Variable, _to_tensor)
 VariableV1 = Variable
 
 
-def _graph_for(initial_value: Any) -> Any:
+def _graph_for(initial_value: Any, name: str | None = None) -> Any:
+    """The graph the variable goes in: its initial value's, or (as TF's init_scope) the
+    model graph around any loop or cond body being built."""
     if isinstance(initial_value, (Tensor, Variable)):
-        return initial_value.graph
-    return get_default_graph()
+        g = initial_value.graph
+        if getattr(g, "outer_graph", None) is not None:
+            raise ValueError(
+                f"Initializer for variable {name or 'Variable'} is from inside a control-flow "
+                "construct, such as a loop or conditional. When creating a variable inside "
+                "a loop or conditional, use a lambda as the initializer.")
+        return g
+    g = get_default_graph()
+    while getattr(g, "outer_graph", None) is not None:
+        g = g.outer_graph
+    return g
 
 
 # The collection getters live in variable_collections.py; TF's module has them here.
