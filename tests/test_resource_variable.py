@@ -232,3 +232,15 @@ def test_aggregation_modes_of_both_generations_are_equal():
     assert tf.VariableAggregation.ONLY_FIRST_TOWER == VariableAggregationV2.ONLY_FIRST_REPLICA
     assert VariableAggregationV2.SUM == tf.VariableAggregation.SUM
     assert tf.VariableAggregation.SUM != VariableAggregationV2.MEAN
+
+
+def test_legacy_variable_def_without_initial_value_round_trips():
+    proto = tf.Variable(tf.constant(3.0), name="old").to_proto()
+    proto.ClearField("initial_value_name")
+    v = tf.Variable(variable_def=proto)
+    assert v.initial_value is None and v.to_proto() == proto
+    with pytest.raises(ValueError, match="old:0 has no initial value"):
+        v.initialized_value()
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(v) == 3.0

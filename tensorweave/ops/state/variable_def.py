@@ -34,11 +34,12 @@ def variable_to_proto(var: Any, export_scope: str | None = None) -> Any:
         return None
     p = meta_graph_pb2.VariableDef(
         variable_name=_scoped(var.name, export_scope, True),
-        initial_value_name=_scoped(var.initial_value.name, export_scope, True),
         initializer_name=_scoped(var.initializer.name, export_scope, True),
         snapshot_name=_scoped(var.value().name, export_scope, True),
         trainable=bool(var.trainable), is_resource=bool(getattr(var, "_is_resource", False)),
         synchronization=var.synchronization.value, aggregation=var.aggregation.value)
+    if var.initial_value is not None:
+        p.initial_value_name = _scoped(var.initial_value.name, export_scope, True)
     info = getattr(var, "_save_slice_info", None)
     if info is not None:
         p.save_slice_info_def.full_name = _scoped(info.full_name, export_scope, True)
@@ -71,9 +72,10 @@ def fill_from_proto(var: Any, proto: Any, import_scope: str | None = None,
     var._initializer_op = g.as_graph_element(_scoped(proto.initializer_name, import_scope,
                                                      False))
     var._snapshot = g.as_graph_element(_scoped(proto.snapshot_name, import_scope, False))
+    # A legacy VariableDef (no initial_value_name) has no initial value: TF 1.x's too.
     var._initial_value = g.as_graph_element(_scoped(proto.initial_value_name, import_scope,
                                                     False)) \
-        if proto.initial_value_name else var._initializer_op.inputs[1]
+        if proto.initial_value_name else None
     var._trainable = bool(proto.trainable)
     var._synchronization = VariableSynchronization(proto.synchronization)
     var._aggregation = VariableAggregation(proto.aggregation)

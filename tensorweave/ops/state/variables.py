@@ -250,6 +250,10 @@ class Variable(metaclass=_VariableMeta):
         Example:
             >>> w2 = tf.Variable(w.initialized_value() * 2.0)
         """
+        if self._initial_value is None:
+            raise ValueError(f"Variable {self.name} has no initial value (it was read from "
+                             "a VariableDef without initial_value_name), so it has no "
+                             "initialized_value(); read it after running its initializer.")
         g = self.graph
         with g.name_scope(self.op.name + "/"), g.colocate_with(self.op):
             return g.create_op("InitializedValueOr", [self._variable, self._initial_value],
