@@ -126,6 +126,8 @@ from tensorweave.ops.state.resource_variables import (
     disable_resource_variables as disable_resource_variables,
     enable_resource_variables as enable_resource_variables,
     resource_variables_enabled as resource_variables_enabled)
+from tensorweave.ops.state.variable_meta import (
+    variable_creator_scope as variable_creator_scope)
 from tensorweave.ops.state.variable_policies import (
     VariableAggregation as VariableAggregation,
     VariableSynchronization as VariableSynchronization)

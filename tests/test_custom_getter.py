@@ -114,3 +114,34 @@ def test_shape_needed_for_an_initializer_that_takes_it():
     with pytest.raises(ValueError, match="must be fully defined.*The initializer passed "
                                          "is not valid"):
         tf.get_variable("x", initializer=tf.ones_initializer())
+
+
+def test_variable_creator_scope_wraps_every_variable_made_inside():
+    seen = []
+
+    def record(next_creator, **kwargs):
+        seen.append((kwargs["name"], kwargs["synchronization"], kwargs["use_resource"]))
+        return next_creator(**kwargs)
+
+    def rename(next_creator, **kwargs):
+        kwargs["name"] = "forced"
+        return next_creator(**kwargs)
+
+    with tf.variable_creator_scope(record):
+        with tf.variable_creator_scope(rename):
+            v = tf.Variable(1.0, name="asked")
+        w = tf.get_variable("w", [], use_resource=True,
+                            synchronization=tf.VariableSynchronization.ON_WRITE)
+    plain = tf.Variable(2.0, name="outside")
+    assert v.name == "forced:0" and plain.name == "outside:0"
+    assert seen == [("forced", None, None),
+                    ("w", tf.VariableSynchronization.ON_WRITE, True)]
+    assert w.synchronization == tf.VariableSynchronization.ON_WRITE
+
+
+def test_a_creator_may_return_something_else():
+    def constant_instead(next_creator, **kwargs):
+        return tf.constant(7.0, name="not_a_variable")
+    with tf.variable_creator_scope(constant_instead):
+        t = tf.Variable(1.0)
+    assert t.op.type == "Const" and tf.global_variables() == []

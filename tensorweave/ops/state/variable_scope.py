@@ -20,6 +20,9 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.ops.state.variables import Variable
 from tensorweave.ops.state.variable_store import VariableStore as _VariableStore
 from tensorweave.ops.state.custom_getters import wrap_custom_getter
+from tensorweave.ops.state.variable_meta import variable_creator_scope
+from tensorweave.ops.state.variable_policies import (VariableAggregation,
+                                                     VariableSynchronization)
 from tensorweave.ops.state.variable_scope_core import (
     AUTO_REUSE, VariableScope, _scope_stack, _store, get_variable_scope)
 
@@ -207,5 +210,7 @@ def no_regularizer(_: Any) -> None:
     return None
 
 
+# TF's variable_scope module also holds these.
 __all__ = ["AUTO_REUSE", "VariableScope", "variable_scope", "get_variable", "get_local_variable",
-           "get_variable_scope", "no_regularizer"]
+           "get_variable_scope", "no_regularizer", "variable_creator_scope",
+           "VariableAggregation", "VariableSynchronization"]
