@@ -361,3 +361,24 @@ def test_assert_variables_initialized_is_a_rank_tensor_or_none():
             sess.run(one)
         sess.run(v.initializer)
         assert sess.run(one) == 1 and sess.run(both).tolist() == [1, 2]
+
+
+def test_initial_values_reading_other_variables_initialize_in_any_order():
+    v = tf.Variable(2, name="v")
+    w = tf.Variable(v * 3, name="w")
+    noise = tf.random_uniform([3], seed=1)
+    r = tf.Variable(noise + tf.cast(v, tf.float32), name="r")
+    assert w.initial_value.op.type == "Mul"          # the expression as written
+    with tf.Session() as sess:
+        sess.run([w.initializer, r.initializer])     # before v's initializer
+        assert sess.run(w) == 6
+        assert not sess.run(tf.is_variable_initialized(v))
+        sess.run(v.initializer)
+        sess.run(v.assign(10))
+        sess.run(w.initializer)                      # v set: its current value counts
+        assert sess.run(w) == 30
+    # Only the ops between the read of v and the initial value were copied.
+    copied = [op.type for op in tf.get_default_graph().get_operations()
+              if op.name.endswith("_r")]
+    assert "RandomUniform" not in copied
+    assert any(t in copied for t in ("AddV2", "Add"))

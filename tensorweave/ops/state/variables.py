@@ -25,6 +25,8 @@ from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.state import scatter_ops, state_ops
 from tensorweave.ops.state import variable_policies as _policies
+from tensorweave.ops.state.initial_value_guard import (guard_initial_value,
+                                                       initialized_value_lookup)
 from tensorweave.ops.state.variable_methods import (current_read, install_operators,
                                                     install_update_methods)
 from tensorweave.ops.data_flow.count_ops import count_up_to as _count_up_to
@@ -152,8 +154,10 @@ class Variable(metaclass=_VariableMeta):
                     op._set_device(vop.device)
         self._initial_value = init
         with g.name_scope(vop.name + "/"), g.colocate_with(vop):
+            # TF 1.x: variables the initial value reads count as their initialized_value.
+            safe_init = guard_initial_value(init, initialized_value_lookup(g), vop.name)
             self._initializer_op = state_ops.assign(
-                self._variable, init, validate_shape=validate_shape, name="Assign").op
+                self._variable, safe_init, validate_shape=validate_shape, name="Assign").op
             if caching_device is None:
                 self._snapshot = g.create_op("Identity", [self._variable],
                                              name="read").outputs[0]
