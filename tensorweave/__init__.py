@@ -187,6 +187,7 @@ from tensorweave.ops.control_flow.control_flow_ops import (
     assert_rank as assert_rank, assert_type as assert_type, case as case, cond as cond,
     group as group, tuple as tuple, while_loop as while_loop)
 from tensorweave.framework.graph_io import import_graph_def as import_graph_def
+from tensorweave.ops.tensor_array.tensor_array import TensorArray as TensorArray
 
 # --- queues + input pipelines (owner: data helper) ---
 from tensorweave.ops.data_flow.data_flow_ops import (

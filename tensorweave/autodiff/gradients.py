@@ -13,6 +13,7 @@ import collections
 from typing import Any, Sequence
 
 from tensorweave.autodiff import gradient_registry
+from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
@@ -23,6 +24,7 @@ from tensorweave.ops.array.array_ops import reshape, stack, unstack
 from tensorweave.ops.array.array_ops import ones_like
 from tensorweave.ops.array.array_ops import concat
 from tensorweave.ops.array.array_ops import zeros_like
+from tensorweave.ops.tensor_array.tensor_array_ops import add_flow_grads
 
 
 
@@ -39,6 +41,12 @@ def _to_tensor(x: Any) -> Tensor:
 def _differentiable(t: Tensor) -> bool:
     dt = t.dtype.base_dtype
     return dt.is_floating or dt.is_complex
+
+
+def _carries_gradient(t: Tensor) -> bool:
+    # A TensorArray's flow (variant) carries its elements' gradients as a gradient
+    # TensorArray; an unused one stays None (its gradient functions take None).
+    return _differentiable(t) or t.dtype.base_dtype == _dt.variant
 
 
 def _between_ops(ys: list[Tensor], xs: list[Tensor], stops: set[int]) -> set[int]:
@@ -175,7 +183,7 @@ def _backprop_op(op: Operation, grads: dict[Tensor, list[Any]], xset: set[Tensor
         raise ValueError(f"Gradient function for {op.type} returned {len(in_grads)} gradients "
                          f"for op '{op.name}' which has {len(op._inputs)} inputs.")
     for t, gr in zip(op._inputs, in_grads):
-        if gr is not None and (_differentiable(t) or t in xset):
+        if gr is not None and (_carries_gradient(t) or t in xset):
             grads[t].append(gr)
 
 
@@ -193,6 +201,8 @@ def _aggregate(parts: Sequence[Any], t: Tensor) -> Any:
         return None
     if len(parts) == 1:
         return parts[0]
+    if t.dtype.base_dtype == _dt.variant:
+        return add_flow_grads([convert_to_tensor(p) for p in parts])
     if all(isinstance(p, IndexedSlices) for p in parts):
         return IndexedSlices(concat([p.values for p in parts], 0),
                              concat([p.indices for p in parts], 0), parts[0].dense_shape)

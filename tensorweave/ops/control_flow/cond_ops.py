@@ -27,8 +27,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
-                                               _pytuple, _shapes_attr)
-from tensorweave.ops.array.array_ops import zeros_like
+                                               _pytuple, _shapes_attr, _zeros_grad)
 from tensorweave.ops.math import math_ops
 from tensorweave.framework.graph import control_dependencies
 
@@ -119,7 +118,7 @@ def _or_zeros(fg: FuncGraph, value: Any, like: Tensor) -> Tensor:
     if value is not None:
         return value
     with fg.as_default():
-        return zeros_like(like)
+        return _zeros_grad(like)
 
 
 def _build_if(pred: Tensor, then_g: FuncGraph, else_g: FuncGraph, explicit: list[Tensor],

@@ -54,12 +54,11 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op, symbolic_gradients
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
-from tensorweave.ops.array.array_ops import (concat, expand_dims, shape, stop_gradient,
-                                             zeros_like)
+from tensorweave.ops.array.array_ops import concat, expand_dims, shape, stop_gradient
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
-                                               _shapes_attr)
+                                               _shapes_attr, _zeros_grad)
 from tensorweave.ops.control_flow.while_ops import _check_step, _shape_leq
 
 __all__ = ["map_fn", "scan", "foldl", "foldr"]
@@ -239,10 +238,10 @@ def _(op: Operation, *grads: Any) -> Any:
             or all(grads[c] is None for c in carry_index)
             and all(grads[nc + j] is None for j in out_index)):
         return [None] * len(inputs)
-    g_in = [_densify(grads[c]) if grads[c] is not None else zeros_like(op.outputs[c])
+    g_in = [_densify(grads[c]) if grads[c] is not None else _zeros_grad(op.outputs[c])
             for c in carry_index] + \
            [_densify(grads[nc + j]) if grads[nc + j] is not None
-            else zeros_like(op.outputs[nc + j]) for j in out_index]
+            else _zeros_grad(op.outputs[nc + j]) for j in out_index]
     g = get_default_graph()
     recorded = recording_view(body_g).extra
     n_in = len(body_g.inputs)
@@ -261,7 +260,7 @@ def _(op: Operation, *grads: Any) -> Any:
         wrt = [xs[c] for c in carry_index] + [xs[nc + e] for e in elem_index] + \
             [xs[nc + ne + c] for c in capture_index]
         ds = symbolic_gradients(ys, wrt, grad_ys=list(args[n_in + n_rec:]))
-        return [_densify(d) if d is not None else zeros_like(x) for d, x in zip(ds, wrt)]
+        return [_densify(d) if d is not None else _zeros_grad(x) for d, x in zip(ds, wrt)]
 
     body_grad = func_graph_from_py_func(body_g.name + "_grad", grad_body, specs, g)
     if body_grad.captures:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import builtins
 from typing import Any, Sequence
 
+from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, plain_dims
 from tensorweave.ops.math import math_ops
 from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.ops.array.array_ops import zeros_like
+from tensorweave.ops.tensor_array.tensor_array_ops import zeros_flow
 
 _pytuple = builtins.tuple  # control_flow_ops defines tf's `tuple`
 
@@ -27,8 +30,17 @@ def _kernel_result(values: Sequence[Any]) -> Any:
 
 
 def _differentiable(t: Tensor) -> bool:
+    # variant: a TensorArray's flow, whose gradient is a gradient TensorArray
     dt = t.dtype.base_dtype
-    return dt.is_floating or dt.is_complex
+    return dt.is_floating or dt.is_complex or dt == _dt.variant
+
+
+def _zeros_grad(t: Tensor) -> Tensor:
+    """A zero gradient for `t` (for a TensorArray flow: a gradient array with
+    nothing written)."""
+    if t.dtype.base_dtype == _dt.variant:
+        return zeros_flow(t)
+    return zeros_like(t)
 
 
 def _densify(x: Any) -> Any:

@@ -25,9 +25,9 @@ from tensorweave.framework.op_def import REQUIRED, define_op, symbolic_gradients
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
-                                               _pytuple, _shapes_attr)
-from tensorweave.ops.array.array_ops import zeros_like
+                                               _pytuple, _shapes_attr, _zeros_grad)
 from tensorweave.ops.array.array_ops import stop_gradient
+from tensorweave.ops.tensor_array.tensor_array import from_flows, to_flows
 
 
 def _check_step(step: Any, op_name: str) -> None:
@@ -115,7 +115,7 @@ def _shape_leq(output: TensorShape, invariant: TensorShape) -> bool:
 def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any,
                shape_invariants: Any = None, parallel_iterations: int = 10,
                back_prop: bool = True, swap_memory: bool = False,
-               maximum_iterations: Any = None, name: str | None = None,
+               name: str | None = None, maximum_iterations: Any = None,
                return_same_structure: bool = False) -> Any:
     """`tf.while_loop`: repeats `body` while `cond` holds; one "While" op.
 
@@ -149,7 +149,10 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     g = get_default_graph()
     base = name or "while"
     single = not isinstance(loop_vars, (list, _pytuple, dict))
-    structure = [loop_vars] if single else loop_vars
+    # TensorArrays ride through the loop as their flows; body and caller get
+    # TensorArrays again (TF's while_loop does the same).
+    ta_template = [loop_vars] if single else loop_vars
+    structure = to_flows(ta_template)
     flat_vars = [convert_to_tensor(v) for v in flatten(structure)]
     if not flat_vars:
         raise ValueError("tf.while_loop needs at least one loop variable")
@@ -166,16 +169,16 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
                                  f"shape {v.shape} of loop variable {v.name}")
             invariants.append(s)
     specs = [(v.dtype.base_dtype, s) for v, s in zip(flat_vars, invariants)]
-    packer = structure if not single else [0]
+    ta_packer = ta_template if not single else [loop_vars]
 
     def call(fn: Callable[..., Any]) -> Callable[..., Any]:
         def traced(*args: Any) -> Any:
-            packed = pack_sequence_as(packer, list(args))
+            packed = pack_sequence_as(ta_packer, from_flows(ta_packer, list(args)))
             if single:
-                return fn(packed[0])
+                return to_flows(fn(packed[0]))
             if isinstance(packed, dict):
-                return fn(packed)
-            return fn(*packed)
+                return to_flows(fn(packed))
+            return to_flows(fn(*packed))
         return traced
 
     cond_g = func_graph_from_py_func(base + "_cond", call(cond), specs, g)
@@ -243,7 +246,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     outs = op.outputs[:n]
     if not back_prop:
         outs = [stop_gradient(t) for t in outs]
-    packed = pack_sequence_as(packer, outs)
+    packed = pack_sequence_as(ta_packer, from_flows(ta_packer, outs))
     if single:
         return packed[0]
     if not return_same_structure and isinstance(packed, (list, _pytuple)) and len(packed) == 1:
@@ -313,7 +316,7 @@ def _(op: Operation, *grads: Any) -> Any:
     if not grad_index or all(grads[i] is None for i in grad_index):
         return [None] * len(op.inputs)
     grads_in = [_densify(grads[i]) if grads[i] is not None
-                else zeros_like(op.outputs[i]) for i in grad_index]
+                else _zeros_grad(op.outputs[i]) for i in grad_index]
     g = get_default_graph()
     recorded = recording_view(body_g).extra
     specs = [(t.dtype.base_dtype, s) for t, s in zip(
@@ -329,7 +332,7 @@ def _(op: Operation, *grads: Any) -> Any:
                               replace=dict(zip(recorded, args[n_in:n_in + n_rec])))
         dxs = symbolic_gradients([outs[i] for i in grad_index], [xs[i] for i in grad_index],
                         grad_ys=list(args[n_in + n_rec:]))
-        return [_densify(d) if d is not None else zeros_like(xs[i])
+        return [_densify(d) if d is not None else _zeros_grad(xs[i])
                 for d, i in zip(dxs, grad_index)]
 
     body_grad = func_graph_from_py_func(body_g.name + "_grad", grad_body, specs, g)

@@ -1,0 +1,181 @@
+"""tf.TensorArray as TF 1.x programs write it: writes returning new arrays, reads,
+stack/unstack, gather/scatter, concat/split, static element shapes, TF's errors, and
+TensorArrays as tf.while_loop variables with gradients through them.
+
+Expected values were computed with TensorFlow 2.21 (compat.v1, control flow v1).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def _run(fetches, feed_dict=None):
+    with tf.Session() as sess:
+        return sess.run(fetches, feed_dict=feed_dict)
+
+
+def test_write_stack_read_and_static_shapes():
+    with tf.Graph().as_default():
+        ta = tf.TensorArray(tf.float32, size=3)
+        ta2 = ta.write(0, 1.0).write(1, 2.0).write(2, 3.0)
+        assert ta2 is not ta and ta2.dtype == tf.float32
+        s = ta2.stack()
+        assert s.shape.as_list() == [3]  # a fixed known size gives a static dim 0
+        m = tf.TensorArray(tf.float32, size=3).unstack(
+            tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+        r = m.read(1)
+        assert r.shape.as_list() == [2] and m.element_shape.as_list() == [2]
+        size = m.size()
+        out = _run([s, r, size, m.gather([2, 0])])
+        np.testing.assert_allclose(out[0], [1.0, 2.0, 3.0])
+        np.testing.assert_allclose(out[1], [3.0, 4.0])
+        assert out[2] == 3
+        np.testing.assert_allclose(out[3], [[5.0, 6.0], [1.0, 2.0]])
+
+
+def test_dynamic_size_grows_and_unwritten_known_shape_reads_zeros():
+    with tf.Graph().as_default():
+        dyn = tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(4, 7.0)
+        unw = tf.TensorArray(tf.float32, size=3, element_shape=[2]).write(0, [1.0, 1.0])
+        n, st, z = _run([dyn.size(), dyn.stack(), unw.stack()])
+        assert n == 5
+        np.testing.assert_allclose(st, [0.0, 0.0, 0.0, 0.0, 7.0])
+        np.testing.assert_allclose(z, [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+
+
+def test_concat_split_and_their_gradients():
+    with tf.Graph().as_default():
+        c = tf.TensorArray(tf.float32, size=2, infer_shape=False)
+        c = c.write(0, [1.0, 2.0]).write(1, [3.0])
+        y = tf.constant([4.0, 5.0, 6.0])
+        sp = tf.TensorArray(tf.float32, size=2, infer_shape=False).split(y, [2, 1])
+        loss = tf.reduce_sum(sp.read(0) * 3.0) + tf.reduce_sum(sp.read(1) * sp.read(1))
+        (gy,) = tf.gradients(loss, [y])
+        cc, piece, gyv = _run([c.concat(), sp.read(1), gy])
+        np.testing.assert_allclose(cc, [1.0, 2.0, 3.0])
+        np.testing.assert_allclose(piece, [6.0])
+        np.testing.assert_allclose(gyv, [3.0, 3.0, 12.0])  # TF's value
+        x = tf.constant([1.0, 2.0, 3.0, 4.0])
+        back = tf.TensorArray(tf.float32, size=2).split(x, [2, 2]).concat()
+        (gx,) = tf.gradients(tf.reduce_sum(back * back), [x])
+        np.testing.assert_allclose(_run(gx), [2.0, 4.0, 6.0, 8.0])
+
+
+def test_scatter_gather_gradient():
+    with tf.Graph().as_default():
+        w = tf.constant([1.0, 2.0])
+        ta = tf.TensorArray(tf.float32, size=4).scatter([3, 1], tf.stack([w, w * 2.0]))
+        gg = ta.gather([1, 3])
+        (gw,) = tf.gradients(tf.reduce_sum(gg * gg), [w])
+        v, g = _run([gg, gw])
+        np.testing.assert_allclose(v, [[2.0, 4.0], [1.0, 2.0]])
+        np.testing.assert_allclose(g, [10.0, 20.0])  # TF's value
+
+
+def test_tensor_arrays_as_while_loop_variables_with_gradients():
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0, 3.0])
+        inputs = tf.TensorArray(tf.float32, size=3).unstack(x)
+
+        def body(i, acc, out):
+            v = inputs.read(i)
+            return i + 1, acc + v * v, out.write(i, v * 2.0)
+
+        _, acc, out = tf.while_loop(lambda i, a, o: i < 3, body,
+                                    [0, 0.0, tf.TensorArray(tf.float32, size=3)])
+        assert isinstance(out, tf.TensorArray)
+        st = out.stack()
+        assert st.shape.as_list() == [3] and out.element_shape.as_list() == []
+        (g,) = tf.gradients([acc, tf.reduce_sum(st * st)], [x])
+        a, s, gv = _run([acc, st, g])
+        assert a == pytest.approx(14.0)
+        np.testing.assert_allclose(s, [2.0, 4.0, 6.0])
+        np.testing.assert_allclose(gv, [10.0, 20.0, 30.0])  # TF's value
+
+
+def test_dynamic_array_accumulating_in_a_loop_of_unknown_length():
+    with tf.Graph().as_default():
+        n = tf.placeholder(tf.int32, [])
+        w = tf.constant(2.0)
+
+        def body(i, ta):
+            return i + 1, ta.write(i, tf.cast(i, tf.float32) * w)
+
+        _, ta = tf.while_loop(lambda i, ta: i < n, body,
+                              (0, tf.TensorArray(tf.float32, size=0, dynamic_size=True)))
+        st = ta.stack()
+        (gw,) = tf.gradients(tf.reduce_sum(st), [w])
+        s, g = _run([st, gw], {n: 4})
+        np.testing.assert_allclose(s, [0.0, 2.0, 4.0, 6.0])
+        assert g == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: tf.TensorArray(tf.float32, size=3).write(2, 3.0).write(2, 3.0).flow,
+     "Could not write to TensorArray index 2 because it has already been written to."),
+    (lambda: tf.TensorArray(tf.float32, size=3, tensor_array_name="foo").write(3, 3.0).flow,
+     "TensorArray foo: Tried to write to index 3 but array is not resizeable and size is: 3"),
+    (lambda: tf.TensorArray(tf.float32, size=3).write(-1, 3.0).flow,
+     "Tried to write to index -1 but array is not resizeable and size is: 3"),
+    (lambda: tf.TensorArray(tf.float32, size=3).write(0, 1.0).read(3),
+     "Tried to read from index 3 but array size is: 3"),
+    (lambda: tf.TensorArray(tf.float32, size=3).read(1),
+     "Could not read from TensorArray index 1.  Furthermore, the element shape is not "
+     "fully defined: <unknown>."),
+    (lambda: tf.TensorArray(tf.float32, size=3).split([1.0, 2.0, 3.0], [1, 2]).flow,
+     r"TensorArray's size is not equal to the size of lengths \(3 vs. 2\), and the "
+     "TensorArray is not marked as dynamically resizeable"),
+    (lambda: tf.TensorArray(tf.float32, size=1).write(0, 1.0).concat(),
+     "Concat saw a scalar shape at index 0 but requires at least vectors"),
+])
+def test_run_time_errors_in_tf_words(build, message):
+    with tf.Graph().as_default():
+        t = build()
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            _run(t)
+
+
+def test_empty_stack_of_unknown_shape_is_unimplemented():
+    with tf.Graph().as_default():
+        t = tf.TensorArray(tf.float32, size=0).stack()
+        with pytest.raises(tf.errors.UnimplementedError,
+                           match="TensorArray has size zero, but element shape <unknown> is "
+                           "not fully defined"):
+            _run(t)
+
+
+def test_graph_time_checks():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"Inconsistent shapes: saw \(2,\) but expected"):
+            tf.TensorArray(tf.float32, size=3).write(0, [1.0]).write(1, [1.0, 2.0])
+        with pytest.raises(TypeError, match="TensorArray dtype is float32 but Op is trying "
+                           "to write dtype string"):
+            tf.TensorArray(tf.float32, size=3).write(0, "x")
+        with pytest.raises(ValueError, match="Size must be provided"):
+            tf.TensorArray(tf.float32)
+        ta = tf.TensorArray(tf.float32, size=2)
+        with pytest.raises(ValueError, match="Cannot provide both a handle and size"):
+            tf.TensorArray(tf.float32, size=2, handle=ta.handle, flow=ta.flow)
+        with pytest.raises(ValueError, match="flow must not be None"):
+            tf.TensorArray(tf.float32, handle=ta.handle)
+
+
+def test_identity_close_grad_and_rebuild_from_flow():
+    with tf.Graph().as_default():
+        ta = tf.TensorArray(tf.float32, size=2, element_shape=[]).write(0, 5.0)
+        same = tf.TensorArray(tf.float32, handle=ta.handle, flow=ta.identity().flow)
+        g = ta.grad("gradients")
+        close = ta.close()
+        assert isinstance(close, tf.Operation)
+        r, z = _run([same.read(0), g.read(1)])
+        assert r == 5.0 and z == 0.0
+
+
+def test_name_scopes_and_op_names():
+    with tf.Graph().as_default():
+        with tf.name_scope("enc"):
+            ta = tf.TensorArray(tf.float32, size=2, name="inputs")
+        assert ta.flow.op.name == "enc/inputs"
