@@ -19,9 +19,23 @@ from tensorweave.framework.tensor_shape import Dimension, TensorShape, known_val
 _CONVERTERS: list[tuple[type, Callable[..., Tensor]]] = []
 
 
-def register_tensor_conversion_function(base_type: type, fn: Callable[..., Tensor]) -> None:
-    """`fn(value, dtype=None, name=None, as_ref=False) -> Tensor` for `base_type`."""
-    _CONVERTERS.append((base_type, fn))
+_PRIORITIES: list[int] = []  # parallel to _CONVERTERS
+
+
+def register_tensor_conversion_function(base_type: type,
+                                        conversion_func: Callable[..., Tensor],
+                                        priority: int = 100) -> None:
+    """`tf.register_tensor_conversion_function`: converts `base_type` values with
+    `conversion_func(value, dtype=None, name=None, as_ref=False) -> Tensor`; lower
+    `priority` is tried first, ties in registration order (as TF).
+
+    Example:
+        >>> tf.register_tensor_conversion_function(MyType, lambda v, dtype=None,
+        ...     name=None, as_ref=False: tf.constant(v.value, dtype, name=name))
+    """
+    at = sum(1 for p in _PRIORITIES if p <= priority)
+    _CONVERTERS.insert(at, (base_type, conversion_func))
+    _PRIORITIES.insert(at, priority)
 
 
 def to_numpy(value: Any, dtype: _dt.DType | None = None) -> np.ndarray:
@@ -106,13 +120,19 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
-                      preferred_dtype: Any = None, as_ref: bool = False) -> Tensor:
+                      preferred_dtype: Any = None, dtype_hint: Any = None,
+                      as_ref: bool = False) -> Tensor:
     """`tf.convert_to_tensor`: Tensors pass through (dtype-checked), others become Const.
+
+    TF 1.x's argument order (value, dtype, name, preferred_dtype, dtype_hint);
+    `dtype_hint` is `preferred_dtype`'s newer name.
 
     Raises:
         ValueError: a Tensor whose dtype differs from `dtype`, naming both.
         TypeError: a value that cannot be a tensor.
     """
+    if dtype_hint is not None:
+        preferred_dtype = dtype_hint if preferred_dtype is None else preferred_dtype
     dt = _dt.as_dtype(dtype) if dtype is not None else None
     if isinstance(value, (TensorShape, Dimension)):
         value = known_values(value)  # TF's ValueError for an unknown size, as it is
@@ -133,7 +153,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
     if hasattr(value, "_as_graph_element"):
         elem = value._as_graph_element()
         if isinstance(elem, Tensor):
-            return convert_to_tensor(elem, dtype, name, preferred_dtype, as_ref)
+            return convert_to_tensor(elem, dtype, name, preferred_dtype, as_ref=as_ref)
     if isinstance(value, (list, tuple)):  # a list is never a reference: as_ref is moot
         inferred = _packed_dtype(value)
         if inferred is not None:  # a (nested) list holding tensors: TF packs it

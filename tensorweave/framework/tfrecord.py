@@ -65,9 +65,22 @@ class TFRecordOptions:
                             TFRecordCompressionType.GZIP: "GZIP",
                             TFRecordCompressionType.NONE: ""}
 
-    def __init__(self, compression_type: Any = None, compression_level: int | None = None) -> None:
+    def __init__(self, compression_type: Any = None, flush_mode: int | None = None,
+                 input_buffer_size: int | None = None, output_buffer_size: int | None = None,
+                 window_bits: int | None = None, compression_level: int | None = None,
+                 compression_method: int | None = None, mem_level: int | None = None,
+                 compression_strategy: int | None = None) -> None:
+        # TF 1.x's parameters, in its order. The zlib ones reach zlib.compressobj and
+        # flush_mode each record's flush; the buffer sizes tune TF's C++ streams only
+        # (Python's zlib sizes its own buffers), so they are kept for inspection.
         self.compression_type = compression_name(compression_type)
+        self.flush_mode = flush_mode
+        self.input_buffer_size, self.output_buffer_size = input_buffer_size, output_buffer_size
+        self.window_bits = window_bits
         self.compression_level = compression_level
+        self.compression_method = compression_method
+        self.mem_level = mem_level
+        self.compression_strategy = compression_strategy
 
     @classmethod
     def get_compression_type_string(cls, options: Any) -> str:
@@ -104,14 +117,22 @@ class TFRecordWriter:
     def __init__(self, path: str, options: Any = None) -> None:
         self._path = str(path)
         self._compression = compression_name(options)
-        level = getattr(options, "compression_level", None)
-        level = -1 if level is None else level
+
+        def opt(attr: str, default: int) -> int:
+            value = getattr(options, attr, None)
+            return default if value is None else int(value)
+        level = opt("compression_level", -1)
+        # TF's window_bits is zlib's (8..15); GZIP adds 16, as zlib's own API does.
+        wbits = opt("window_bits", 15) + (16 if self._compression == "GZIP" else 0)
+        self._flush_mode = getattr(options, "flush_mode", None)
         try:
             self._file: IO[bytes] | None = open(self._path, "wb")
         except OSError as e:
             raise errors.NotFoundError(None, None, f"TFRecordWriter: cannot create "
                                        f"{self._path}: {e.strerror}") from e
-        self._zip = (zlib.compressobj(level, zlib.DEFLATED, _WBITS[self._compression])
+        self._zip = (zlib.compressobj(level, opt("compression_method", zlib.DEFLATED), wbits,
+                                      opt("mem_level", zlib.DEF_MEM_LEVEL),
+                                      opt("compression_strategy", zlib.Z_DEFAULT_STRATEGY))
                      if self._compression else None)
 
     def write(self, record: bytes | str) -> None:
@@ -122,7 +143,12 @@ class TFRecordWriter:
         if isinstance(record, str):
             record = record.encode()
         framed = encode_record(bytes(record))
-        self._file.write(self._zip.compress(framed) if self._zip else framed)
+        if not self._zip:
+            self._file.write(framed)
+            return
+        self._file.write(self._zip.compress(framed))
+        if self._flush_mode not in (None, zlib.Z_NO_FLUSH):
+            self._file.write(self._zip.flush(int(self._flush_mode)))
 
     def flush(self) -> None:
         """Makes every record written so far readable by a reader of the file."""

@@ -108,12 +108,18 @@ class Conv1D(keras_conv_more.Conv1D, Layer):
                  padding: str = "valid", data_format: str = "channels_last",
                  dilation_rate: Any = 1, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = None, bias_initializer: Any = _ZEROS,
-                 trainable: bool = True, name: str | None = None, **kwargs: Any) -> None:
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, kernel_constraint: Any = None,
+                 bias_constraint: Any = None, trainable: bool = True,
+                 name: str | None = None, **kwargs: Any) -> None:
         super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate,
                          activation=activation, use_bias=use_bias,
                          kernel_initializer=kernel_initializer,
-                         bias_initializer=bias_initializer, trainable=trainable, name=name,
-                         **kwargs)
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                         trainable=trainable, name=name, **kwargs)
 
 
 def conv1d(inputs: Any, filters: int, kernel_size: Any, strides: Any = 1,
@@ -129,8 +135,8 @@ def conv1d(inputs: Any, filters: int, kernel_size: Any, strides: Any = 1,
         >>> h = tf.layers.conv1d(sequences, filters=16, kernel_size=3, padding="same")
     """
     layer = Conv1D(filters, kernel_size, strides, padding, data_format, dilation_rate,
-                   activation, use_bias, kernel_initializer, bias_initializer, trainable,
-                   name, kernel_regularizer=kernel_regularizer,
+                   activation, use_bias, kernel_initializer, bias_initializer,
+                   trainable=trainable, name=name, kernel_regularizer=kernel_regularizer,
                    bias_regularizer=bias_regularizer,
                    activity_regularizer=activity_regularizer,
                    kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
@@ -144,13 +150,19 @@ class Conv2DTranspose(keras_conv_more.Conv2DTranspose, Layer):
     def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1),
                  padding: str = "valid", data_format: str = "channels_last",
                  activation: Any = None, use_bias: bool = True, kernel_initializer: Any = None,
-                 bias_initializer: Any = _ZEROS, trainable: bool = True,
+                 bias_initializer: Any = _ZEROS,
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, kernel_constraint: Any = None,
+                 bias_constraint: Any = None, trainable: bool = True,
                  name: str | None = None, **kwargs: Any) -> None:
         super().__init__(filters, kernel_size, strides, padding, data_format=data_format,
                          activation=activation, use_bias=use_bias,
                          kernel_initializer=kernel_initializer,
-                         bias_initializer=bias_initializer, trainable=trainable, name=name,
-                         **kwargs)
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                         trainable=trainable, name=name, **kwargs)
 
 
 def conv2d_transpose(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1),
@@ -167,7 +179,8 @@ def conv2d_transpose(inputs: Any, filters: int, kernel_size: Any, strides: Any =
         >>> up = tf.layers.conv2d_transpose(h, 64, 5, strides=2, padding="same")
     """
     layer = Conv2DTranspose(filters, kernel_size, strides, padding, data_format, activation,
-                            use_bias, kernel_initializer, bias_initializer, trainable, name,
+                            use_bias, kernel_initializer, bias_initializer,
+                            trainable=trainable, name=name,
                             kernel_regularizer=kernel_regularizer,
                             bias_regularizer=bias_regularizer,
                             activity_regularizer=activity_regularizer,

@@ -59,8 +59,8 @@ class FileWriter:
     """
 
     def __init__(self, logdir: str, graph: Any = None, max_queue: int = 10,
-                 flush_secs: float = 120, filename_suffix: str | None = None,
-                 graph_def: Any = None, session: Any = None) -> None:
+                 flush_secs: float = 120, graph_def: Any = None,
+                 filename_suffix: str | None = None, session: Any = None) -> None:
         self._logdir = str(logdir)
         self._max_queue = max_queue
         self._flush_secs = flush_secs

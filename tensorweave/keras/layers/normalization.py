@@ -67,14 +67,19 @@ class BatchNormalization(Layer):
                  gamma_initializer: Any = "ones", moving_mean_initializer: Any = "zeros",
                  moving_variance_initializer: Any = "ones", beta_regularizer: Any = None,
                  gamma_regularizer: Any = None, beta_constraint: Any = None,
-                 gamma_constraint: Any = None, renorm: bool = False, fused: bool | None = None,
+                 gamma_constraint: Any = None, renorm: bool = False,
+                 renorm_clipping: Any = None, renorm_momentum: float = 0.99,
+                 fused: bool | None = None, trainable: bool = True,
                  virtual_batch_size: int | None = None, adjustment: Any = None,
-                 **kwargs: Any) -> None:
-        if renorm or virtual_batch_size is not None or adjustment is not None:
-            raise ValueError(f"BatchNormalization: renorm, virtual_batch_size and adjustment "
-                             f"are not supported (got renorm={renorm!r}, virtual_batch_size="
-                             f"{virtual_batch_size!r}); leave them at their defaults.")
-        super().__init__(**kwargs)
+                 name: str | None = None, **kwargs: Any) -> None:
+        # TF 1.x's parameter order, renorm_* included, so positional calls bind alike.
+        if (renorm or renorm_clipping is not None or virtual_batch_size is not None
+                or adjustment is not None):
+            raise ValueError(f"BatchNormalization: renorm, renorm_clipping, virtual_batch_size "
+                             f"and adjustment are not supported (got renorm={renorm!r}, "
+                             f"virtual_batch_size={virtual_batch_size!r}); leave them at "
+                             "their defaults.")
+        super().__init__(trainable=trainable, name=name, **kwargs)
         self.axis = axis
         self.momentum, self.epsilon = float(momentum), float(epsilon)
         self.center, self.scale = center, scale

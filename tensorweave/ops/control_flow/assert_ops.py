@@ -243,9 +243,11 @@ def assert_negative(x: Any, data: Any = None, summarize: int | None = None,
                        name or "assert_negative")
 
 
-def assert_rank(x: Any, rank: int, message: Any = None, name: str | None = None) -> Operation:
+def assert_rank(x: Any, rank: int, data: Any = None, summarize: int | None = None,
+                message: Any = None, name: str | None = None) -> Operation:
     """`tf.assert_rank`: checks `x`'s rank statically (ValueError) when known, else at
-    run time.
+    run time, printing `data` (default: what was expected and the shape) on failure.
+    Arguments in TF 1.x's order: (x, rank, data, summarize, message, name).
 
     Example:
         >>> tf.assert_rank(tf.zeros([2, 3]), 2)
@@ -260,9 +262,10 @@ def assert_rank(x: Any, rank: int, message: Any = None, name: str | None = None)
         return no_op(name=name or "assert_rank")
     with get_default_graph().name_scope(name or "assert_rank"):
         r = array_ops.rank(x)
-        data = [message or f"Tensor {x.name} must have rank", rank, "Received shape: ",
-                array_ops.shape(x)]
-        return Assert(_math().equal(r, rank), data)
+        if data is None:
+            data = [message or f"Tensor {x.name} must have rank", rank, "Received shape: ",
+                    array_ops.shape(x)]
+        return Assert(_math().equal(r, rank), data, summarize)
 
 
 def assert_type(tensor: Any, tf_type: Any, message: Any = None,

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
@@ -111,13 +112,17 @@ def check_numerics(tensor: Any, message: str, name: str | None = None) -> Tensor
                                          name=name or "CheckNumerics").outputs[0]
 
 
-def verify_tensor_all_finite(t: Any, msg: str, name: str | None = None) -> Tensor:
+def verify_tensor_all_finite(t: Any = None, msg: str | None = None, name: str | None = None,
+                             x: Any = None, message: str | None = None) -> Tensor:
     """`t`, available only after a CheckNumerics of it passed (TF1's name for it).
+
+    TF 1.x's arguments: `t` and `msg`, or their newer names `x` and `message`.
 
     Example:
         >>> logits = tf.verify_tensor_all_finite(logits, "logits")
     """
-    t = convert_to_tensor(t, name="t")
+    t = convert_to_tensor(one_of("verify_tensor_all_finite", "t", t, "x", x), name="t")
+    msg = one_of("verify_tensor_all_finite", "msg", msg, "message", message)
     with colocate_with(t.op):
         verified = check_numerics(t, message=msg)
         with control_dependencies([verified]):

@@ -14,6 +14,7 @@ from typing import Any, cast
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
@@ -250,10 +251,14 @@ def conv3d_backprop_input_v2(input_sizes: Any, filter: Any, out_backprop: Any, s
     return create("Conv3DBackpropInputV2", [sizes, f, dy], attrs, name=name).outputs[0]
 
 
-def conv3d_transpose(value: Any, filter: Any, output_shape: Any, strides: Any,
-                     padding: str = "SAME", data_format: str = "NDHWC",
-                     name: str | None = None) -> Tensor:
+def conv3d_transpose(value: Any, filter: Any = None,  # noqa: A002 - TF's names
+                     output_shape: Any = None, strides: Any = None, padding: str = "SAME",
+                     data_format: str = "NDHWC", name: str | None = None, input: Any = None,
+                     filters: Any = None, dilations: Any = None) -> Tensor:
     """`tf.nn.conv3d_transpose`: the gradient of conv3d, for upsampling volumes.
+
+    TF 1.x's arguments, in its order (`input`, `filters`: newer names of `value`,
+    `filter`).
 
     Args:
         filter: [depth, height, width, output_channels, in_channels].
@@ -261,5 +266,10 @@ def conv3d_transpose(value: Any, filter: Any, output_shape: Any, strides: Any,
     Example:
         >>> up = tf.nn.conv3d_transpose(x, w, [2, 16, 16, 16, 4], [1, 2, 2, 2, 1], "SAME")
     """
+    value = one_of("conv3d_transpose", "value", value, "input", input)
+    filter = one_of("conv3d_transpose", "filter", filter, "filters", filters)
+    if output_shape is None or strides is None:
+        raise ValueError("conv3d_transpose: output_shape and strides are required.")
     return conv3d_backprop_input_v2(output_shape, filter, value, strides, padding,
-                                    data_format=data_format, name=name or "conv3d_transpose")
+                                    data_format=data_format, dilations=dilations,
+                                    name=name or "conv3d_transpose")

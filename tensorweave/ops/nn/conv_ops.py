@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence, cast
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework.convert import constant, constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
@@ -287,15 +288,22 @@ def conv2d(input: Any, filter: Any = None, strides: Any = None, padding: str = "
                   name=name).outputs[0]
 
 
-def conv2d_backprop_input(input_sizes: Any, filter: Any, out_backprop: Any, strides: Any,
-                          padding: str, use_cudnn_on_gpu: bool = True,
+def conv2d_backprop_input(input_sizes: Any, filter: Any = None,  # noqa: A002 - TF's
+                          out_backprop: Any = None, strides: Any = None,
+                          padding: str | None = None, use_cudnn_on_gpu: bool = True,
                           data_format: str = "NHWC", dilations: Any = None,
-                          name: str | None = None) -> Tensor:
+                          name: str | None = None, filters: Any = None) -> Tensor:
     """`tf.nn.conv2d_backprop_input`: gradient of conv2d w.r.t. its input.
+
+    TF 1.x's arguments, in its order (`filters`: the newer name of `filter`).
 
     Example:
         >>> dx = tf.nn.conv2d_backprop_input([8, 28, 28, 1], w, dy, [1, 1, 1, 1], "SAME")
     """
+    filter = one_of("conv2d_backprop_input", "filter", filter, "filters", filters)
+    if out_backprop is None or strides is None or padding is None:
+        raise ValueError("conv2d_backprop_input: out_backprop, strides and padding are "
+                         "required.")
     dy = convert_to_tensor(out_backprop, name="out_backprop")
     f = convert_to_tensor(filter, dtype=dy.dtype.base_dtype, name="filter")
     sizes = convert_to_tensor(input_sizes, dtype=_dt.int32, name="input_sizes")
@@ -319,10 +327,14 @@ def conv2d_backprop_filter(input: Any, filter_sizes: Any, out_backprop: Any, str
                   conv2d_attrs(strides, padding, data_format, dilations), name=name).outputs[0]
 
 
-def conv2d_transpose(value: Any, filter: Any, output_shape: Any, strides: Any,
-                     padding: str = "SAME", data_format: str = "NHWC",
-                     name: str | None = None) -> Tensor:
+def conv2d_transpose(value: Any = None, filter: Any = None,  # noqa: A002 - TF's names
+                     output_shape: Any = None, strides: Any = None, padding: str = "SAME",
+                     data_format: str = "NHWC", name: str | None = None, input: Any = None,
+                     filters: Any = None, dilations: Any = None) -> Tensor:
     """`tf.nn.conv2d_transpose`: the transpose (gradient) of conv2d, for upsampling.
+
+    TF 1.x's arguments, in its order (`input`, `filters`: newer names of `value`,
+    `filter`).
 
     Args:
         value: [batch, height, width, in_channels].
@@ -332,5 +344,10 @@ def conv2d_transpose(value: Any, filter: Any, output_shape: Any, strides: Any,
     Example:
         >>> up = tf.nn.conv2d_transpose(x, w, [8, 28, 28, 16], [1, 2, 2, 1], "SAME")
     """
+    value = one_of("conv2d_transpose", "value", value, "input", input)
+    filter = one_of("conv2d_transpose", "filter", filter, "filters", filters)
+    if output_shape is None or strides is None:
+        raise ValueError("conv2d_transpose: output_shape and strides are required.")
     return conv2d_backprop_input(output_shape, filter, value, strides, padding,
-                                 data_format=data_format, name=name or "conv2d_transpose")
+                                 data_format=data_format, dilations=dilations,
+                                 name=name or "conv2d_transpose")

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import control_dependencies, name_scope
@@ -123,11 +124,13 @@ def _same_shape_or_raise(what: str, a: Tensor, a_name: str, b: Tensor, b_name: s
                          f"{a.shape} ({a.name}) and {b.shape} ({b.name}).")
 
 
-def weighted_cross_entropy_with_logits(targets: Any, logits: Any, pos_weight: Any,
-                                       name: str | None = None) -> Tensor:
+def weighted_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
+                                       pos_weight: Any = None, name: str | None = None,
+                                       targets: Any = None) -> Tensor:
     """`tf.nn.weighted_cross_entropy_with_logits`: sigmoid cross entropy whose positive
     term is weighted by `pos_weight`: `pos_weight * t * -log(sigmoid(l)) +
-    (1 - t) * -log(1 - sigmoid(l))`.
+    (1 - t) * -log(1 - sigmoid(l))`, t being `labels` (TF 1.x's deprecated name:
+    `targets`).
 
     Computed, as TF does, as `(1 - t) * l + (1 + (pos_weight - 1) * t) *
     (log1p(exp(-|l|)) + relu(-l))`, which never overflows exp.
@@ -138,10 +141,15 @@ def weighted_cross_entropy_with_logits(targets: Any, logits: Any, pos_weight: An
     Example:
         >>> tf.nn.weighted_cross_entropy_with_logits([1.0], [0.0], 2.0)  # -> [1.3863]
     """
+    labels = one_of("weighted_cross_entropy_with_logits", "labels", labels, "targets",
+                    targets)
+    if logits is None or pos_weight is None:
+        raise ValueError("weighted_cross_entropy_with_logits: logits and pos_weight are "
+                         "required.")
     with name_scope(name, "logistic_loss") as _:
         logits = convert_to_tensor(logits, name="logits")
         dt = logits.dtype.base_dtype
-        targets = convert_to_tensor(targets, dtype=dt, name="targets")
+        targets = convert_to_tensor(labels, dtype=dt, name="targets")
         _same_shape_or_raise("weighted_cross_entropy_with_logits", logits, "logits",
                              targets, "targets")
         pos_weight = convert_to_tensor(pos_weight, dtype=dt, name="pos_weight")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
@@ -143,17 +144,20 @@ def softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
                          "softmax_cross_entropy_with_logits")
 
 
-def softmax_cross_entropy_with_logits_v2(_sentinel: Any = None, labels: Any = None,
-                                         logits: Any = None, dim: int = -1,
-                                         name: str | None = None, axis: int | None = None
+def softmax_cross_entropy_with_logits_v2(labels: Any, logits: Any, axis: int | None = None,
+                                         name: str | None = None, dim: int | None = None
                                          ) -> Tensor:
     """`tf.nn.softmax_cross_entropy_with_logits_v2`: as v1, but also backprops into labels.
+
+    Unlike v1 it takes positional arguments, as TF 1.x's does (labels, logits, axis,
+    name, dim; `dim` is `axis`'s deprecated name).
 
     Example:
         >>> loss = tf.nn.softmax_cross_entropy_with_logits_v2(labels=soft_y, logits=z)
     """
-    _no_positional(_sentinel, "softmax_cross_entropy_with_logits_v2")
-    return _softmax_xent(labels, logits, dim if axis is None else axis, name, True,
+    axis = one_of("softmax_cross_entropy_with_logits_v2", "axis", axis, "dim", dim,
+                  required=False)
+    return _softmax_xent(labels, logits, -1 if axis is None else axis, name, True,
                          "softmax_cross_entropy_with_logits_v2")
 
 

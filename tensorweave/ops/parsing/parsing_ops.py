@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
@@ -324,14 +325,20 @@ def _(data: Any, *, out_type: Any, little_endian: bool) -> Any:
     return out.astype(out_type.as_numpy_dtype).reshape(arr.shape + (width,))
 
 
-def decode_raw(bytes: Any, out_type: Any, little_endian: bool = True,
-               name: str | None = None) -> Tensor:
+def decode_raw(input_bytes: Any = None, out_type: Any = None, little_endian: bool = True,
+               name: str | None = None, bytes: Any = None) -> Tensor:  # noqa: A002
     """`tf.decode_raw`: each string's bytes reinterpreted as a vector of `out_type`.
+
+    TF 1.x's arguments: `input_bytes` (`bytes` is its deprecated name), `out_type`.
 
     Example:
         >>> tf.decode_raw(tf.constant([b"\\x01\\x00\\x02\\x00"]), tf.int16)   # [[1, 2]]
     """
-    data = convert_to_tensor(bytes, dtype=_dt.string)
+    if out_type is None:
+        raise ValueError("decode_raw: out_type is required (the element dtype, e.g. "
+                         "tf.uint8).")
+    data = convert_to_tensor(one_of("decode_raw", "input_bytes", input_bytes, "bytes", bytes),
+                             dtype=_dt.string)
     return get_default_graph().create_op(
         "DecodeRaw", [data], {"out_type": _dt.as_dtype(out_type).base_dtype,
                               "little_endian": bool(little_endian)},

@@ -269,11 +269,11 @@ def sparse_tensor_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False,
                       ).outputs[0]
 
 
-def sparse_add(a: Any, b: Any, thresh: Any = 0, threshold: Any = None) -> Any:
+def sparse_add(a: Any, b: Any, threshold: Any = None, thresh: Any = None) -> Any:
     """`tf.sparse_add`: sparse + sparse -> SparseTensor; sparse + dense -> dense Tensor.
 
-    Entries present in both operands whose sum has magnitude below `thresh` are
-    dropped (sparse + sparse only).
+    Entries present in both operands whose sum has magnitude below `threshold` (TF's
+    deprecated name: `thresh`; default 0) are dropped (sparse + sparse only).
 
     Raises:
         TypeError: neither operand is sparse.
@@ -281,7 +281,7 @@ def sparse_add(a: Any, b: Any, thresh: Any = 0, threshold: Any = None) -> Any:
     Example:
         >>> tf.sparse_add(sp_a, sp_b)
     """
-    thresh = threshold if threshold is not None else thresh
+    thresh = threshold if threshold is not None else thresh if thresh is not None else 0
     a_sp, b_sp = isinstance(a, (SparseTensor, SparseTensorValue)), \
         isinstance(b, (SparseTensor, SparseTensorValue))
     if not a_sp and not b_sp:

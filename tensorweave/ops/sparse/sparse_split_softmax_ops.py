@@ -87,17 +87,19 @@ def _(split_dim: Any, indices: Any, values: Any, shape: Any, *, num_split: int) 
 split_op.no_gradient()
 
 
-def sparse_split(keys: Any = None, num_split: int | None = None, sp_input: Any = None,
-                 name: str | None = None, split_dim: Any = None, axis: Any = None
-                 ) -> list[SparseTensor]:
+def sparse_split(keyword_required: Any = None, sp_input: Any = None,
+                 num_split: int | None = None, axis: Any = None, name: str | None = None,
+                 split_dim: Any = None) -> list[SparseTensor]:
     """`tf.sparse_split` / `tf.sparse.split`: `num_split` SparseTensors along `axis`
-    (the first `size % num_split` one longer).
+    (the first `size % num_split` one longer). Keyword arguments only, as in TF 1.x
+    (its first parameter, `keyword_required`, catches positional calls).
 
     Example:
         >>> a, b = tf.sparse_split(sp_input=sp, num_split=2, axis=1)
     """
-    if keys is not None:
-        raise ValueError("sparse_split: keys is deprecated and unused; pass sp_input=.")
+    if keyword_required is not None:
+        raise ValueError("Keyword arguments are required for this function: "
+                         "tf.sparse.split(sp_input=..., num_split=..., axis=...).")
     if (axis is None) == (split_dim is None):
         raise ValueError("sparse_split: give exactly one of axis and split_dim.")
     if num_split is None:

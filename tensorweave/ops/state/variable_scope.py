@@ -17,6 +17,7 @@ import contextlib
 from typing import Any, cast
 
 from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.tensor_shape import as_shape
 from tensorweave.ops.state.variables import Variable
 from tensorweave.ops.state.variable_store import VariableStore as _VariableStore
 from tensorweave.ops.state.custom_getters import wrap_custom_getter
@@ -122,8 +123,8 @@ class variable_scope:  # noqa: N801 (TF's name for a context manager class)
             _or(st["partitioner"], src.partitioner),
             wrap_custom_getter(st["custom_getter"], src.custom_getter),
             src.original_name_scope if isinstance(name_or_scope, VariableScope) else ns,
-            _or(st["dtype"], src.dtype), _or(st["constraint"], src.constraint),
-            _or(st["use_resource"], src.use_resource))
+            _or(st["dtype"], src.dtype), _or(st["use_resource"], src.use_resource),
+            _or(st["constraint"], src.constraint))
         stack.append(scope)
         self._exits, self._scope = exits, scope
         return scope
@@ -205,6 +206,35 @@ def get_local_variable(name: str, shape: Any = None, dtype: Any = None,
                         custom_getter, constraint)
 
 
+def create_partitioned_variables(shape: Any, slicing: Any, initializer: Any,
+                                 dtype: Any = None, trainable: bool = True,
+                                 collections: Any = None, name: str | None = None,
+                                 reuse: Any = None) -> list[Variable]:
+    """TF 1.x's older way to a partitioned variable: the parts, as a list, of a variable
+    of `shape` cut as `slicing` says (one entry per dimension; one of them > 1), named
+    "<name>/part_<i>" in the variable scope `name` (default "PartitionedVariable",
+    made unique).
+
+    Raises:
+        ValueError: `slicing` of another length than `shape`, or a rank-0 shape.
+
+    Example:
+        >>> parts = tf.create_partitioned_variables([100, 8], [4, 1],
+        ...                                         tf.zeros_initializer(), name="emb")
+    """
+    dims = as_shape(shape).as_list() if shape is not None else None
+    cuts = list(slicing)
+    if dims is None or len(dims) != len(cuts):
+        raise ValueError(f"The 'shape' and 'slicing' of a partitioned Variable must have the "
+                         f"length: shape: {dims}, slicing: {cuts}")
+    if not dims:
+        raise ValueError(f"A partitioned Variable must have rank at least 1: shape: {dims}")
+    with variable_scope(name, "PartitionedVariable", reuse=reuse):
+        return list(get_variable("", shape=dims, dtype=dtype, initializer=initializer,
+                                 trainable=trainable, collections=collections,
+                                 partitioner=lambda **_: cuts))
+
+
 def no_regularizer(_: Any) -> None:
     """Use as `regularizer=` to turn off a scope's default regularizer."""
     return None
@@ -213,4 +243,5 @@ def no_regularizer(_: Any) -> None:
 # TF's variable_scope module also holds these.
 __all__ = ["AUTO_REUSE", "VariableScope", "variable_scope", "get_variable", "get_local_variable",
            "get_variable_scope", "no_regularizer", "variable_creator_scope",
+           "create_partitioned_variables",
            "VariableAggregation", "VariableSynchronization"]

@@ -40,7 +40,7 @@ class VariableScope:
                  regularizer: Any = None, caching_device: Any = None,
                  partitioner: Any = None, custom_getter: Any = None,
                  name_scope: str = "", dtype: Any = _dt.float32,
-                 constraint: Any = None, use_resource: Any = None) -> None:
+                 use_resource: Any = None, constraint: Any = None) -> None:
         self._name = name
         self._reuse = reuse
         self._initializer = initializer
@@ -156,7 +156,7 @@ class VariableScope:
             # partitioned_variables.py, which keeps this store for the shards.
             with g.name_scope(None):
                 return partitioned_variables.get_partitioned_variable(
-                    _store(g), full, shape, dtype if dtype is not None else self._dtype,
+                    _store(g), full.rstrip("/"), shape, dtype if dtype is not None else self._dtype,
                     initializer if initializer is not None else self._initializer,
                     regularizer if regularizer is not None else self._regularizer,
                     trainable, collections, reuse, kwargs.get("validate_shape", True),

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import (constant, constant_value, contains_tensor,
@@ -87,8 +88,9 @@ def _(x: Any, delimiter: Any, *, skip_empty: bool) -> tuple[np.ndarray, ...]:
 split_op.no_gradient()
 
 
-def string_split(source: Any, delimiter: Any = " ", skip_empty: bool = True,
-                 sep: Any = None, name: str | None = None) -> SparseTensor:
+def string_split(source: Any, sep: Any = None, skip_empty: bool = True,
+                 delimiter: Any = None, result_type: str = "SparseTensor",
+                 name: str | None = None) -> SparseTensor:
     """`tf.string_split` (TF 1.x): splits each string of a vector into tokens.
 
     Each byte of `delimiter` is a delimiter on its own ("," and ";" for ",;"); an
@@ -97,10 +99,11 @@ def string_split(source: Any, delimiter: Any = " ", skip_empty: bool = True,
 
     Args:
         source: a 1-D string tensor.
-        delimiter: a scalar string (default " ").
+        sep: a scalar string (default " ").
         skip_empty: drop empty tokens (default True). An empty string gives no
             tokens either way.
-        sep: TF 1.14's name for `delimiter` (give one of them).
+        delimiter: TF's deprecated name for `sep` (give one of them).
+        result_type: "SparseTensor" (tensorweave has no RaggedTensor).
         name: the op name.
 
     Returns:
@@ -108,15 +111,17 @@ def string_split(source: Any, delimiter: Any = " ", skip_empty: bool = True,
 
     Raises:
         TypeError: a non-string `source` or `delimiter` (naming it).
-        ValueError: `source` not a vector, or both `sep` and a different `delimiter`.
+        ValueError: `source` not a vector, both `sep` and a different `delimiter`, or
+            a `result_type` other than "SparseTensor".
 
     Example:
         >>> tf.string_split(tf.constant(["a b", "c"])).values   # [b"a", b"b", b"c"]
     """
-    if sep is not None:
-        if delimiter not in (" ", sep):
-            raise ValueError("string_split: give `sep` or `delimiter`, not both")
-        delimiter = sep
+    _sparse_result_only(result_type, "string_split")
+    if sep is not None and delimiter is not None and not _same(sep, delimiter):
+        raise ValueError("string_split: give `sep` or `delimiter` (its deprecated name), "
+                         "not both")
+    delimiter = sep if sep is not None else delimiter if delimiter is not None else " "
     x = string_input(source, "StringSplit", "input")
     d = string_input(delimiter, "StringSplit", "delimiter")
     op = get_default_graph().create_op("StringSplit", [x, d], {"skip_empty": bool(skip_empty)},
@@ -145,31 +150,47 @@ def _(x: Any, sep: Any, *, maxsplit: int) -> tuple[np.ndarray, ...]:
 split_v2_op.no_gradient()
 
 
-def split(source: Any, sep: Any = None, maxsplit: int = -1,
+def _same(a: Any, b: Any) -> bool:
+    return isinstance(a, (str, bytes)) and isinstance(b, (str, bytes)) and a == b
+
+
+def _sparse_result_only(result_type: str, fn: str) -> None:
+    if result_type != "SparseTensor":
+        raise ValueError(f"{fn}: result_type={result_type!r} is not supported: tensorweave "
+                         "has no RaggedTensor; use result_type='SparseTensor'.")
+
+
+def split(input: Any = None, sep: Any = None, maxsplit: int = -1,  # noqa: A002 - TF's
+          result_type: str = "SparseTensor", source: Any = None,
           name: str | None = None) -> SparseTensor:
     """`tf.strings.split` as in TF 1.13: Python `str.split` on each string of a vector.
 
     `sep=None` (or "") splits on runs of whitespace and drops empty tokens; a `sep`
     string (of any length, matched whole) keeps empty tokens ("a,,b" -> a, "", b).
-    TF 1.14+ returns a RaggedTensor here by default; tensorweave has no RaggedTensor
-    and returns the SparseTensor of TF 1.13 (`result_type="SparseTensor"`).
+    TF 1.x's arguments (input, sep, maxsplit, result_type, source, name); tensorweave
+    has no RaggedTensor, so `result_type` must be "SparseTensor" (TF 1.x's default).
 
     Args:
-        source: a 1-D string tensor.
+        input: a 1-D string tensor (`source`: its deprecated name).
         sep: the separator; None for whitespace.
         maxsplit: at most this many splits per string (-1: no limit).
+        result_type: "SparseTensor".
+        source: TF's deprecated name for `input`.
         name: the op name.
 
     Returns:
         A SparseTensor of string tokens, dense_shape [len(source), most tokens].
 
     Raises:
-        TypeError: a non-string `source` or `sep`. ValueError: `source` not a vector.
+        TypeError: a non-string `input` or `sep`. ValueError: `input` not a vector, or
+            neither/both of `input` and `source`.
 
     Example:
         >>> tf.strings.split(tf.constant(["a,,b"]), sep=",").values   # [b"a", b"", b"b"]
     """
-    x = string_input(source, "StringSplitV2", "input")
+    _sparse_result_only(result_type, "strings.split")
+    x = string_input(one_of("strings.split", "input", input, "source", source),
+                     "StringSplitV2", "input")
     s = string_input("" if sep is None else sep, "StringSplitV2", "sep")
     op = get_default_graph().create_op("StringSplitV2", [x, s], {"maxsplit": int(maxsplit)},
                                        name=name or "StringSplitV2")

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
@@ -333,9 +334,11 @@ def _(x: Any, *, out_type: Any) -> np.ndarray:
 to_number_op.no_gradient()
 
 
-def string_to_number(string_tensor: Any, out_type: Any = _dt.float32,
-                     name: str | None = None) -> Tensor:
+def string_to_number(string_tensor: Any = None, out_type: Any = _dt.float32,
+                     name: str | None = None, input: Any = None) -> Tensor:  # noqa: A002
     """`tf.string_to_number`: parses each string as a number of `out_type`.
+
+    TF 1.x's arguments: `string_tensor` (`input`: its deprecated name), `out_type`.
 
     Floats accept what C's strtod does (surrounding whitespace, exponents, hex such
     as "0xF", "inf", "nan"); integers accept an optional sign and decimal digits.
@@ -353,7 +356,8 @@ def string_to_number(string_tensor: Any, out_type: Any = _dt.float32,
     Example:
         >>> tf.string_to_number(tf.constant(["1.5", " -2"]))   # [1.5, -2.0]
     """
-    x = string_input(string_tensor, "StringToNumber", "string_tensor")
+    x = string_input(one_of("string_to_number", "string_tensor", string_tensor, "input",
+                            input), "StringToNumber", "string_tensor")
     return get_default_graph().create_op(
         "StringToNumber", [x], {"out_type": _dt.as_dtype(out_type).base_dtype},
         name=name or "StringToNumber").outputs[0]
