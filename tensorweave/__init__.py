@@ -142,6 +142,7 @@ from tensorweave.ops.state.variable_initializers import (
     tables_initializer as tables_initializer, variables_initializer as variables_initializer)
 from tensorweave.ops.state.variable_scope import (
     AUTO_REUSE as AUTO_REUSE, VariableScope as VariableScope,
+    create_partitioned_variables as create_partitioned_variables,
     get_local_variable as get_local_variable, get_variable as get_variable,
     get_variable_scope as get_variable_scope, no_regularizer as no_regularizer,
     variable_scope as variable_scope)

@@ -75,3 +75,26 @@ def test_string_variable_defaults_to_empty_strings():
     with tf.Session() as sess:
         sess.run(v.initializer)
         assert sess.run(v).tolist() == [b"", b""]
+
+
+def test_create_partitioned_variables():
+    parts = tf.create_partitioned_variables([4, 3], [2, 1], tf.ones_initializer(), name="pv")
+    assert [p.name for p in parts] == ["pv/part_0:0", "pv/part_1:0"]
+    assert [p._save_slice_info.tf_spec for p in parts] == ["4 3 0,2:0,3", "4 3 2,2:0,3"]
+    unnamed = tf.create_partitioned_variables([4, 3], [1, 3], tf.zeros_initializer())
+    assert unnamed[0].name == "PartitionedVariable/part_0:0" and len(unnamed) == 3
+    with pytest.raises(ValueError, match="'shape' and 'slicing' of a partitioned Variable"):
+        tf.create_partitioned_variables([4, 3], [2], tf.ones_initializer())
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(tf.concat(parts, 0)).tolist() == [[1.0] * 3] * 4
+
+
+def test_reading_a_partitioned_variable_takes_no_control_dependencies():
+    gate = tf.constant(1.0)
+    with tf.control_dependencies([gate]):
+        pv = tf.get_variable("x", [4], partitioner=tf.fixed_size_partitioner(2))
+        before = set(tf.get_default_graph().get_operations())
+        pv.as_tensor()
+    new = [op for op in tf.get_default_graph().get_operations() if op not in before]
+    assert new and all(not op.control_inputs for op in new)

@@ -224,8 +224,10 @@ class PartitionedVariable:
                 return core_ops.identity(full, name=self._name)
 
     def as_tensor(self) -> Tensor:
-        """The full value: the shards concatenated along the partition axis."""
-        return self._concat()
+        """The full value: the shards concatenated along the partition axis (like a
+        variable's read, outside any control dependencies, as TF 1.x)."""
+        with self.graph.control_dependencies(None):
+            return self._concat()
 
     def assign(self, value: Any, use_locking: bool = False, name: str | None = None,
                read_value: bool = True) -> Any:
