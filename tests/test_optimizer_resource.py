@@ -227,3 +227,23 @@ def test_variables_lists_those_of_the_current_graph():
             opt.minimize(tf.reduce_sum(v))
             names.append([s.name for s in opt.variables()])
     assert names == [["first/Momentum:0"], ["second/Momentum:0"]]
+
+
+def test_subclass_may_widen_the_valid_dtypes():
+    class IntStep(_RowSGD):
+        def _valid_dtypes(self):
+            return super()._valid_dtypes() | {tf.int32}
+
+        def _apply_dense(self, grad, var):
+            return tf.assign_sub(var, grad)
+
+    w = tf.Variable([5, 7])
+    loss = tf.reduce_sum(tf.cast(w, tf.float32))
+    with pytest.raises(ValueError, match="Invalid type int32 for"):
+        tf.train.GradientDescentOptimizer(1.0).compute_gradients(loss, [w])
+    IntStep().compute_gradients(loss, [w])          # int32 is valid for it
+    train = IntStep().apply_gradients([(tf.constant([1, 2]), w)])
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        sess.run(train)
+        assert sess.run(w).tolist() == [4, 5]

@@ -342,12 +342,17 @@ class Optimizer:
                     return core_ops.no_op(name=name[:-1])
             return core_ops.no_op(name=name)
 
+    def _valid_dtypes(self) -> set[Any]:
+        """The dtypes losses and variables may have (TF 1.x: subclasses may widen it)."""
+        return set(_FLOAT_TYPES)
+
     def _assert_valid_dtypes(self, tensors: list[Any]) -> None:
+        valid = self._valid_dtypes()
         for t in tensors:
             dt = t.dtype.base_dtype
-            if dt not in _FLOAT_TYPES:
+            if dt not in valid:
                 raise ValueError(f"Invalid type {dt.name} for {t.name}, expected: "
-                                 f"{[d.name for d in _FLOAT_TYPES]}.")
+                                 f"{sorted(d.name for d in valid)}.")
 
     # ---- subclass hooks ------------------------------------------------------------------
     def _create_slots(self, var_list: list[Variable]) -> None:
