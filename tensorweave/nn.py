@@ -49,6 +49,7 @@ from tensorweave.ops.nn.sampled_losses import (
 from tensorweave.ops.rnn import rnn_cell as rnn_cell
 from tensorweave.ops.rnn.rnn_ops import (
     bidirectional_dynamic_rnn as bidirectional_dynamic_rnn, dynamic_rnn as dynamic_rnn)
+from tensorweave.ops.rnn.raw_rnn import raw_rnn as raw_rnn
 from tensorweave.ops.rnn.static_rnn import (
     static_bidirectional_rnn as static_bidirectional_rnn, static_rnn as static_rnn)
 from tensorweave.ops.nn.conv3d_ops import (

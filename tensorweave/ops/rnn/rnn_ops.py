@@ -110,8 +110,18 @@ def _dynamic_loop(cell: Any, inputs: Any, flat: list[Tensor], state: Any,
 
     finals, stacked = _functional_scan("rnn_loop", step, init, flat + [time], False,
                                        parallel_iterations, True, True)
-    return [_with_batch(o, flat[0]) for o in stacked], out_struct[0], \
-        pack_sequence_as(state, finals)
+    return [_with_static_time(_with_batch(o, flat[0]), flat[0]) for o in stacked], \
+        out_struct[0], pack_sequence_as(state, finals)
+
+
+def _with_static_time(out: Tensor, x: Tensor) -> Tensor:
+    """`out` [time, batch, ...] with the time and batch sizes its input knows
+    statically (TF's dynamic_rnn sets them on its stacked outputs too)."""
+    if out.shape.ndims is None or x.shape.ndims is None or x.shape.ndims < 2:
+        return out
+    known = TensorShape([dimension_value(x.shape[0]), dimension_value(x.shape[1])])
+    out.set_shape(known.concatenate(out.shape[2:]).merge_with(out.shape))
+    return out
 
 
 def _with_batch(out: Tensor, x: Tensor) -> Tensor:
