@@ -244,3 +244,12 @@ def test_legacy_variable_def_without_initial_value_round_trips():
     with tf.Session() as sess:
         sess.run(v.initializer)
         assert sess.run(v) == 3.0
+
+
+def test_set_shape_narrows_a_loose_variable():
+    v = tf.Variable(tf.zeros([2, 3]), validate_shape=False)
+    assert v.shape.ndims is None
+    v.set_shape([2, 3])
+    assert v.shape.as_list() == [2, 3] and v.value().shape.as_list() == [2, 3]
+    with pytest.raises(ValueError):
+        v.set_shape([4])

@@ -204,6 +204,11 @@ class Variable(metaclass=_VariableMeta):
     def get_shape(self) -> TensorShape:
         return self._variable.shape
 
+    def set_shape(self, shape: Any) -> None:
+        """Narrows the static shape (of the storage and its read), as TF 1.x's."""
+        self._variable.set_shape(shape)
+        self._snapshot.set_shape(shape)
+
     @property
     def initializer(self) -> Operation:
         return self._initializer_op
