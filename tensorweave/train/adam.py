@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweave.framework.convert import constant
 from tensorweave.ops.math.math_ops import cast
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
@@ -71,8 +72,12 @@ class AdamOptimizer(Optimizer):
         b1p, b2p = self._get_beta_accumulators(g)
         with g.control_dependencies(update_ops), g.colocate_with(b1p.op):
             new = []
-            # The betas _prepare made (a float, a Tensor or a callable's value).
-            for acc, beta_t in ((b1p, self._beta1_t), (b2p, self._beta2_t)):
+            for acc, beta in ((b1p, self._beta1), (b2p, self._beta2)):
+                # A Python beta in the power's own dtype (exact in float64); a Tensor
+                # beta (TF accepts one) cast to it.
+                beta = self._call_if_callable(beta)
+                beta_t = beta if isinstance(beta, Tensor) else \
+                    constant(beta, dtype=acc.dtype.base_dtype)
                 if beta_t.dtype.base_dtype != acc.dtype.base_dtype:
                     beta_t = cast(beta_t, acc.dtype.base_dtype)
                 new.append(state_ops.assign(acc, acc.value() * beta_t,
