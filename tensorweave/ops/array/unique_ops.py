@@ -17,6 +17,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.op_def import define_op
+from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array.array_util import _create
@@ -73,5 +74,4 @@ def unique(x: Any, out_idx: Any = _dt.int32, name: str | None = None) -> tuple[T
         >>> y, idx = tf.unique(tf.constant([3, 1, 3]))   # y = [3, 1], idx = [0, 1, 0]
     """
     x = convert_to_tensor(x, name="x")
-    op = _create("Unique", [x], {"out_idx": _dt.as_dtype(out_idx)}, name)
-    return op.outputs[0], op.outputs[1]
+    return op_result(_create("Unique", [x], {"out_idx": _dt.as_dtype(out_idx)}, name))

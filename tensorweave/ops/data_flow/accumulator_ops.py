@@ -20,6 +20,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.ops.data_flow.accumulator_resource import (
@@ -330,14 +331,15 @@ class SparseConditionalAccumulator(ConditionalAccumulatorBase):
                         "ApplyGradient", {"dtype": self._dtype})
 
     def take_grad(self, num_required: Any, name: str | None = None) -> tuple[Tensor, ...]:
-        """(indices, values, dense_shape) of the averaged gradient; waits for enough."""
+        """(indices, values, shape) of the averaged gradient, waiting for enough; TF's
+        namedtuple `SparseAccumulatorTakeGradient`."""
         with self._accumulator_ref.graph.as_default():
             n = convert_to_tensor(num_required, dtype=_dt.int32, name="num_required")
         op = self._op("SparseAccumulatorTakeGradient", [n], name, "TakeGradient",
                       {"dtype": self._dtype})
         if self._shape.ndims is not None:
             op.outputs[1].set_shape([None] + self._shape.as_list()[1:])
-        return tuple(op.outputs)
+        return op_result(op)
 
     def take_indexed_slices_grad(self, num_required: Any, name: str | None = None
                                  ) -> IndexedSlices:

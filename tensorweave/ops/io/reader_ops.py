@@ -18,12 +18,12 @@ Example (the CIFAR-10 tutorial's input):
 """
 from __future__ import annotations
 
-import collections
 from typing import Any
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tfrecord import compression_name
 from tensorweave.ops.io import reader_kernels  # noqa: F401 - registers the ops
@@ -31,8 +31,6 @@ from tensorweave.ops.io.file_ops import matching_files
 from tensorweave.ops.state.variables import Variable
 
 # What a read returns, as TF's generated op wrappers do (fetching it keeps the names).
-ReaderReadV2 = collections.namedtuple("ReaderReadV2", ["key", "value"])
-ReaderReadUpToV2 = collections.namedtuple("ReaderReadUpToV2", ["keys", "values"])
 
 
 class ReaderBase:
@@ -66,7 +64,7 @@ class ReaderBase:
         return self._reader_ref.graph.create_op(op_type, [self._reader_ref] + inputs, {},
                                                 name=name or op_type)
 
-    def read(self, queue: Any, name: str | None = None) -> ReaderReadV2:
+    def read(self, queue: Any, name: str | None = None) -> Any:
         """The next record: (key, value) scalar strings.
 
         When the current work unit has no more records, the next is dequeued from
@@ -86,11 +84,11 @@ class ReaderBase:
             >>> key, value = reader.read(filename_queue)
         """
         with self._reader_ref.graph.as_default():
-            key, value = self._op("ReaderReadV2", [_queue_ref(queue)], name).outputs
-        return ReaderReadV2(key, value)
+            # TF's namedtuple ReaderReadV2(key, value).
+            return op_result(self._op("ReaderReadV2", [_queue_ref(queue)], name))
 
     def read_up_to(self, queue: Any, num_records: Any,
-                   name: str | None = None) -> ReaderReadUpToV2:
+                   name: str | None = None) -> Any:
         """Up to `num_records` records: (keys, values) string vectors.
 
         A call stops early where a work unit (file) ends, as TF's does, so batches
@@ -101,8 +99,8 @@ class ReaderBase:
         """
         with self._reader_ref.graph.as_default():
             n = convert_to_tensor(num_records, dtype=_dt.int64, name="num_records")
-            keys, values = self._op("ReaderReadUpToV2", [_queue_ref(queue), n], name).outputs
-        return ReaderReadUpToV2(keys, values)
+            # TF's namedtuple ReaderReadUpToV2(keys, values).
+            return op_result(self._op("ReaderReadUpToV2", [_queue_ref(queue), n], name))
 
     def num_records_produced(self, name: str | None = None) -> Tensor:
         """The number of records this reader has produced (int64 scalar).

@@ -14,6 +14,7 @@ import numpy as np
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import define_op
+from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 
@@ -59,4 +60,4 @@ def qr(input: Any, full_matrices: bool = False, name: str | None = None
     x = convert_to_tensor(input, name="input")
     op = get_default_graph().create_op("Qr", [x], {"full_matrices": bool(full_matrices)},
                                        name=name or "Qr")
-    return op.outputs[0], op.outputs[1]
+    return op_result(op)

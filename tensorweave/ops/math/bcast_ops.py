@@ -19,6 +19,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import define_op
+from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, broadcast_shapes
 
@@ -113,7 +114,7 @@ def broadcast_gradient_args(s0: Any, s1: Any, name: str | None = None
     y = convert_to_tensor(s1, dtype=x.dtype)
     op = get_default_graph().create_op("BroadcastGradientArgs", [x, y], {},
                                        name=name or "BroadcastGradientArgs")
-    return op.outputs[0], op.outputs[1]
+    return op_result(op)
 
 
 def broadcast_static_shape(shape_x: Any, shape_y: Any) -> TensorShape:

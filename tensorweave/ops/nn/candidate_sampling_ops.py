@@ -15,7 +15,6 @@ Example:
 """
 from __future__ import annotations
 
-import collections
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,6 +25,7 @@ from tensorweave.framework import file_access as _files
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, OpDef, define_op
+from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.nn import range_samplers as rs
@@ -35,11 +35,9 @@ __all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler",
            "learned_unigram_candidate_sampler", "fixed_unigram_candidate_sampler",
            "all_candidate_sampler", "compute_accidental_hits"]
 
-CandidateSamplerOutput = collections.namedtuple(
-    "CandidateSamplerOutput",
-    ["sampled_candidates", "true_expected_count", "sampled_expected_count"])
-AccidentalHitsOutput = collections.namedtuple("AccidentalHitsOutput",
-                                              ["indices", "ids", "weights"])
+# Each returns TF's namedtuple of its op's outputs, named after the op:
+# UniformCandidateSampler(sampled_candidates, true_expected_count, sampled_expected_count),
+# ComputeAccidentalHits(indices, ids, weights).
 
 _COMMON = {"num_true": REQUIRED, "num_sampled": REQUIRED, "unique": REQUIRED,
            "seed": None, "seed2": None}
@@ -209,18 +207,18 @@ def _true_classes(x: Any) -> Tensor:
 
 
 def _sample(op_type: str, true_classes: Any, num_true: int, num_sampled: int, unique: bool,
-            seed: int | None, name: str | None, **attrs: Any) -> CandidateSamplerOutput:
+            seed: int | None, name: str | None, **attrs: Any) -> Any:
     s1, s2 = get_seed(seed)
     all_attrs = {"num_true": int(num_true), "num_sampled": int(num_sampled),
                  "unique": bool(unique), "seed": s1, "seed2": s2, **attrs}
     op = get_default_graph().create_op(op_type, [_true_classes(true_classes)], all_attrs,
                                        name=name or op_type)
-    return CandidateSamplerOutput(*op.outputs)
+    return op_result(op)
 
 
 def uniform_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int, unique: bool,
                               range_max: int, seed: int | None = None,
-                              name: str | None = None) -> CandidateSamplerOutput:
+                              name: str | None = None) -> Any:
     """`tf.nn.uniform_candidate_sampler`: candidates drawn uniformly from [0, range_max).
 
     Args:
@@ -248,7 +246,7 @@ def uniform_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int
 
 def log_uniform_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int,
                                   unique: bool, range_max: int, seed: int | None = None,
-                                  name: str | None = None) -> CandidateSamplerOutput:
+                                  name: str | None = None) -> Any:
     """`tf.nn.log_uniform_candidate_sampler`: P(k) = log((k+2)/(k+1)) / log(range_max+1).
 
     Suits vocabularies sorted by decreasing frequency; the default sampler of
@@ -264,7 +262,7 @@ def log_uniform_candidate_sampler(true_classes: Any, num_true: int, num_sampled:
 
 def learned_unigram_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int,
                                       unique: bool, range_max: int, seed: int | None = None,
-                                      name: str | None = None) -> CandidateSamplerOutput:
+                                      name: str | None = None) -> Any:
     """`tf.nn.learned_unigram_candidate_sampler`: P(k) grows with how often k was a true
     class. Every class starts with count 1; each batch's true classes add 1 after its
     draw. The counts live in the session (not in checkpoints), as in TF.
@@ -281,7 +279,7 @@ def fixed_unigram_candidate_sampler(true_classes: Any, num_true: int, num_sample
                                     distortion: float = 1.0, num_reserved_ids: int = 0,
                                     num_shards: int = 1, shard: int = 0,
                                     unigrams: Sequence[float] = (), seed: int | None = None,
-                                    name: str | None = None) -> CandidateSamplerOutput:
+                                    name: str | None = None) -> Any:
     """`tf.nn.fixed_unigram_candidate_sampler`: P(k) proportional to unigram[k] ** distortion.
 
     Args:
@@ -327,7 +325,7 @@ def fixed_unigram_candidate_sampler(true_classes: Any, num_true: int, num_sample
 
 def all_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int, unique: bool,
                           seed: int | None = None,
-                          name: str | None = None) -> CandidateSamplerOutput:
+                          name: str | None = None) -> Any:
     """`tf.nn.all_candidate_sampler`: every class [0, num_sampled), expected counts 1.
 
     For testing a sampled loss against its full counterpart.
@@ -341,7 +339,7 @@ def all_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int, un
 
 def compute_accidental_hits(true_classes: Any, sampled_candidates: Any, num_true: int,
                             seed: int | None = None,
-                            name: str | None = None) -> AccidentalHitsOutput:
+                            name: str | None = None) -> Any:
     """`tf.nn.compute_accidental_hits`: where a sampled candidate equals a true class.
 
     Returns:
@@ -360,4 +358,4 @@ def compute_accidental_hits(true_classes: Any, sampled_candidates: Any, num_true
         "ComputeAccidentalHits", [_true_classes(true_classes), sampled],
         {"num_true": int(num_true), "seed": s1, "seed2": s2},
         name=name or "ComputeAccidentalHits")
-    return AccidentalHitsOutput(*op.outputs)
+    return op_result(op)

@@ -19,6 +19,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.op_def import define_op
+from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.fill_ops import zeros_like
 from tensorweave.ops.nn.nn_ops import create, same_dtype
@@ -170,6 +171,5 @@ def max_pool_with_argmax(input: Any, ksize: Any, strides: Any, padding: str,
              "Targmax": _dt.as_dtype(targ or _dt.int64).base_dtype,
              "padding": str(padding).upper(),
              "include_batch_in_index": bool(include_batch_in_index)}
-    op = create("MaxPoolWithArgmax", [x], attrs, name=name)
-    return op.outputs[0], op.outputs[1]
+    return op_result(create("MaxPoolWithArgmax", [x], attrs, name=name))
 

@@ -13,6 +13,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.op_def import define_op
+from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.nn.nn_ops import create
@@ -85,8 +86,7 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True, name: str | None = None
     """
     x = convert_to_tensor(input, name="input")
     kt = convert_to_tensor(k, dtype=_dt.int32, name="k")
-    values, indices = create("TopKV2", [x, kt], {"sorted": bool(sorted)}, name=name).outputs
-    return values, indices
+    return op_result(create("TopKV2", [x, kt], {"sorted": bool(sorted)}, name=name))
 
 
 # ---- InTopK ------------------------------------------------------------------------
