@@ -159,7 +159,7 @@ def test_index_table_from_tensor_int_keys_hash_their_decimal_string():
 
 
 def test_index_table_from_tensor_argument_errors():
-    with pytest.raises(ValueError, match="mapping must be specified"):
+    with pytest.raises(ValueError, match="vocabulary_list must be specified"):
         tables.index_table_from_tensor(None)
     with pytest.raises(ValueError, match="num_oov_buckets"):
         tables.index_table_from_tensor(["a"], num_oov_buckets=-1)
@@ -317,9 +317,11 @@ def test_ops_have_tf_names_and_attrs():
     assert table.init.type == "InitializeTable"
     assert table.lookup(tf.constant(["a"])).op.type == "LookupTableFind"
     assert table.size().op.type == "LookupTableSize"
-    with pytest.raises(ValueError, match="hasher_spec"):
-        tables.index_table_from_tensor(["a"], num_oov_buckets=1,
-                                       hasher_spec=tables.HasherSpec("stronghash", [1, 2]))
+    # As TF: an unknown hasher is refused when the table hashes (at lookup).
+    strong = tables.index_table_from_tensor(["a"], num_oov_buckets=1,
+                                            hasher_spec=tables.HasherSpec("stronghash", [1, 2]))
+    with pytest.raises(ValueError, match="Unknown hasher stronghash"):
+        strong.lookup(tf.constant(["b"]))
     assert table_ops.WHOLE_LINE == tables.TextFileIndex.WHOLE_LINE == -2
 
 

@@ -15,6 +15,7 @@ from tensorweave.ops.lookup.tables import (
     TextFileStringTableInitializer as TextFileStringTableInitializer)
 from tensorweave.ops.lookup.vocab_tables import (
     IdTableWithHashBuckets as IdTableWithHashBuckets,
+    StaticVocabularyTable as StaticVocabularyTable,
     index_table_from_file as index_table_from_file,
     index_table_from_tensor as index_table_from_tensor, index_to_string as index_to_string,
     index_to_string_table_from_file as index_to_string_table_from_file,

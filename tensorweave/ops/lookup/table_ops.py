@@ -32,7 +32,8 @@ from tensorweave.framework.tensor_shape import TensorShape
 __all__ = ["HashTableResource", "create_hash_table", "initialize_table",
            "initialize_table_from_text_file", "lookup_table_find", "lookup_table_size"]
 
-_KEY_DTYPES = (_dt.int64, _dt.string)
+_KEY_DTYPES = (_dt.int32, _dt.int64, _dt.string)
+_INT32_KEY_VALUES = (_dt.int32, _dt.float32, _dt.float64, _dt.string)
 _VALUE_DTYPES = (_dt.int64, _dt.string, _dt.float32, _dt.float64, _dt.int32, _dt.bool)
 
 
@@ -127,7 +128,7 @@ def _(*, container: str, shared_name: str, use_node_name_sharing: bool, key_dtyp
       value_dtype: Any) -> Any:
     k, v = _dt.as_dtype(key_dtype).base_dtype, _dt.as_dtype(value_dtype).base_dtype
     if k not in _KEY_DTYPES:
-        raise TypeError(f"HashTable: key_dtype must be int64 or string, got {k.name}")
+        raise TypeError(f"HashTable: key_dtype must be int32, int64 or string, got {k.name}")
     if v not in _VALUE_DTYPES:
         raise TypeError(f"HashTable: value_dtype must be one of "
                         f"{[d.name for d in _VALUE_DTYPES]}, got {v.name}")
@@ -138,6 +139,12 @@ def _(*, container: str, shared_name: str, use_node_name_sharing: bool, key_dtyp
 def _(ctx: Any, step: Any, *, container: str, shared_name: str, use_node_name_sharing: bool,
       key_dtype: Any, value_dtype: Any) -> HashTableResource:
     k, v = _dt.as_dtype(key_dtype).base_dtype, _dt.as_dtype(value_dtype).base_dtype
+    if k == _dt.int32 and v not in _INT32_KEY_VALUES:
+        # TF registers int32-keyed tables only for these value dtypes.
+        raise errors.InvalidArgumentError(
+            None, None, f"No HashTable kernel for int32 keys and {v.name} values (node "
+            f"{ctx.name}): int32 keys take {[d.name for d in _INT32_KEY_VALUES]} values; "
+            "use int64 keys for other values.")
     key = shared_name or ctx.name
     res = ctx.resources.lookup_or_create(container, key, lambda: HashTableResource(key, k, v))
     if not isinstance(res, HashTableResource) or res.key_dtype != k or res.value_dtype != v:
@@ -245,6 +252,10 @@ def _(table: HashTableResource, keys: Any, values: Any, *, Tkey: Any, Tval: Any)
         raise errors.InvalidArgumentError(
             None, None, f"Keys and values must have the same size: keys {list(k.shape)} vs "
             f"values {list(v.shape)} (table {table.name}).")
+    if k.size == 0:
+        raise errors.InvalidArgumentError(
+            None, None, f"keys and values cannot be empty tensors (table {table.name}): "
+            "give the table at least one entry, or use no table.")
     table.initialize(k.reshape(-1).tolist(), v.reshape(-1).tolist())
 
 

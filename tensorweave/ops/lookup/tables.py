@@ -93,6 +93,12 @@ class LookupInterface(_KeyValueDtypes):
             raise TypeError(f"Invalid value dtype, expected {self.value_dtype.name} but got "
                             f"{_dtype(value_dtype).name}.")
 
+    @property
+    def resource_handle(self) -> Tensor | None:
+        """The handle of the table resource this object looks keys up in (TF's
+        `resource_handle`); None for a table that holds no resource of its own."""
+        return None
+
     def size(self, name: str | None = None) -> Tensor:
         raise NotImplementedError
 
@@ -133,6 +139,10 @@ class InitializableLookupTableBase(LookupInterface):
 
     @property
     def table_ref(self) -> Tensor:
+        return self._table_ref
+
+    @property
+    def resource_handle(self) -> Tensor:
         return self._table_ref
 
     @property
@@ -186,6 +196,11 @@ class HashTable(InitializableLookupTableBase):
         if not isinstance(initializer, TableInitializerBase):
             raise TypeError(f"HashTable: initializer must be a table initializer (e.g. "
                             f"KeyValueTensorInitializer), got {initializer!r}")
+        # As TF: a table filled from a file shares one resource with every table of the
+        # same file and columns (TextFileInitializer.shared_name), so a second graph or
+        # worker finds it initialized.
+        if shared_name is None:
+            shared_name = getattr(initializer, "shared_name", None)
         # The op takes the table's name (TF names it after its scope), and its default
         # value and lookups are named after it.
         if name is not None and name.endswith("/"):
@@ -240,6 +255,9 @@ class TextFileInitializer(TableInitializerBase):
     def __init__(self, filename: Any, key_dtype: Any, key_index: int, value_dtype: Any,
                  value_index: int, vocab_size: int | None = None, delimiter: str = "\t",
                  name: str | None = None) -> None:
+        if not isinstance(filename, Tensor) and not filename:
+            raise ValueError(f"Filename required for {name}: TextFileInitializer needs the "
+                             "vocabulary file's path (a string or a scalar string Tensor).")
         kd, vd = _dtype(key_dtype), _dtype(value_dtype)
         if key_index < TextFileIndex.WHOLE_LINE:
             raise ValueError(f"Invalid key index {key_index}.")
@@ -267,6 +285,20 @@ class TextFileInitializer(TableInitializerBase):
         self._delimiter = delimiter
         self._name = name
         super().__init__(kd, vd)
+
+    @property
+    def shared_name(self) -> str:
+        """The resource name tables of this file share (TF's naming:
+        `hash_table_<file>[_<vocab_size>]_<key_index>_<value_index>`); "" for a file
+        given as a Tensor, whose value is known only when the graph runs."""
+        if not isinstance(self._filename, (str, bytes)):
+            return ""
+        path = self._filename.decode("utf-8") if isinstance(self._filename, bytes) \
+            else self._filename
+        if self._vocab_size:
+            return (f"hash_table_{path}_{self._vocab_size}_{self._key_index}_"
+                    f"{self._value_index}")
+        return f"hash_table_{path}_{self._key_index}_{self._value_index}"
 
     def initialize(self, table: InitializableLookupTableBase) -> Operation:
         """The op filling `table` from the file (added to TABLE_INITIALIZERS)."""
