@@ -311,8 +311,9 @@ def test_shared_embedding_errors(tmp_path):
         shared_embedding_columns([a, fc.categorical_column_with_hash_bucket("bbb", 3)], 2)
     with pytest.raises(ValueError, match="Invalid dimension"):
         shared_embedding_columns([a], 0)
+    bad = shared_embedding_columns([a], 2, combiner="max")  # TF checks it when built
     with pytest.raises(ValueError, match="combiner"):
-        shared_embedding_columns([a], 2, combiner="max")
+        fc.input_layer({"aaa": tf.constant([[1]], tf.int64)}, bad)
     with pytest.raises(ValueError, match="Must specify both"):
         shared_embedding_columns([a], 2, ckpt_to_load_from="ckpt")
     with pytest.raises(ValueError, match="subclasses of _CategoricalColumn"):

@@ -9,11 +9,13 @@ from typing import Any
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.framework.sparse_tensor import (
+    SparseTensor, convert_to_tensor_or_sparse_tensor)
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.math import math_ops
+from tensorweave.ops.sparse.sparse_ops import sparse_reshape
 
 
 class FeatureBuilder:
@@ -36,21 +38,31 @@ class FeatureBuilder:
             return self._cache[key]
         if isinstance(key, str):
             if key not in self._features:
-                raise ValueError(f"The feature '{key}' is not in features dictionary "
-                                 f"(keys: {sorted(self._features)}); feed it or drop the "
-                                 f"column that reads it")
-            value = _expand_rank1(self._features[key])
+                raise ValueError(f"{key} is not in features dictionary (keys: "
+                                 f"{sorted(self._features)}); feed it or drop the column "
+                                 "that reads it")
+            value = _expand_rank1(self._features[key], key)
+        elif not hasattr(key, "_transform_feature"):
+            raise TypeError(f'"key" must be either a "str" or "_FeatureColumn". Provided: '
+                            f"{key!r} (pass a feature name or a tf.feature_column column)")
         else:
             value = key._transform_feature(self)
         self._cache[key] = value
         return value
 
 
-def _expand_rank1(value: Any) -> Any:
-    if isinstance(value, SparseTensor):
-        return value
-    t = convert_to_tensor(value)
-    if t.shape.ndims == 1:
+def _expand_rank1(value: Any, key: str) -> Any:
+    # As TF's _LazyBuilder: a SparseTensorValue or nested list becomes a (Sparse)Tensor,
+    # rank 0 is refused, and rank 1 (dense or sparse) becomes [batch, 1].
+    t = convert_to_tensor_or_sparse_tensor(value)
+    rank = t.get_shape().ndims
+    if rank == 0:
+        raise ValueError(f"Feature (key: {key}) cannot have rank 0. Given: {t}; give one "
+                         "value per example, e.g. shape [batch] or [batch, 1].")
+    if rank == 1:
+        if isinstance(t, SparseTensor):
+            one = convert_to_tensor(1, dtype=_dt.int64)
+            return sparse_reshape(t, array_ops.stack([t.dense_shape[0], one]))
         return array_ops.expand_dims(t, -1)
     return t
 

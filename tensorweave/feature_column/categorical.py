@@ -8,6 +8,7 @@ Example:
 """
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,23 +25,37 @@ from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.feature_column.builder import FeatureBuilder, map_values, to_sparse_ids
 
 
+IdWeightPair = collections.namedtuple("IdWeightPair", ("id_tensor", "weight_tensor"))
+IdWeightPair.__doc__ = ("What a categorical column gives its consumers (TF's "
+                        "_CategoricalColumn.IdWeightPair): sparse ids and their weights "
+                        "(None when unweighted).")
+
+
 class CategoricalColumn:
     """Base of columns whose output is sparse ids (TF's _CategoricalColumn)."""
 
+    IdWeightPair = IdWeightPair
     name: str
 
     @property
     def _num_buckets(self) -> int:
         raise NotImplementedError(type(self).__name__)
 
-    def _get_sparse_tensors(self, builder: FeatureBuilder) -> tuple[SparseTensor, Any]:
-        return builder.get(self), None
+    def _get_sparse_tensors(self, builder: FeatureBuilder, weight_collections: Any = None,
+                            trainable: Any = None) -> tuple[SparseTensor, Any]:
+        # weight_collections/trainable: TF's signature, for columns that own variables.
+        return IdWeightPair(builder.get(self), None)
 
 
-def _check_key(key: Any) -> str:
+def check_key(key: Any, what: str = "column") -> str:
+    """`key` if it names a feature (a non-empty string), else TF's ValueError."""
     if not isinstance(key, str) or not key:
-        raise ValueError(f"key must be a non-empty string, got {key!r}")
+        raise ValueError(f"key must be a string. Got {key!r} for a {what}: a column's key "
+                         "is the name of the feature it reads, e.g. 'age'.")
     return key
+
+
+_check_key = check_key
 
 
 def _check_dtype(dtype: Any, key: str) -> Any:
@@ -94,7 +109,9 @@ def categorical_column_with_hash_bucket(key: str, hash_bucket_size: int,
         >>> tf.feature_column.categorical_column_with_hash_bucket("city", 1000)
     """
     _check_key(key)
-    if hash_bucket_size is None or int(hash_bucket_size) < 1:
+    if hash_bucket_size is None:
+        raise ValueError(f"hash_bucket_size must be set. key: {key}")
+    if int(hash_bucket_size) < 1:
         raise ValueError(f"hash_bucket_size must be at least 1. hash_bucket_size: "
                          f"{hash_bucket_size}, key: {key}")
     return HashedCategoricalColumn(key, int(hash_bucket_size), _check_dtype(dtype, key))

@@ -26,7 +26,7 @@ from tensorweave.ops.sparse.sparse_ops import sparse_tensor_to_dense
 from tensorweave.ops.state.init_ops import truncated_normal_initializer
 from tensorweave.ops.state.variable_scope import get_variable
 from tensorweave.feature_column.builder import FeatureBuilder, as_tensor
-from tensorweave.feature_column.categorical import CategoricalColumn
+from tensorweave.feature_column.categorical import CategoricalColumn, IdWeightPair, check_key
 
 
 class DenseColumn:
@@ -78,8 +78,7 @@ def numeric_column(key: str, shape: Any = (1,), default_value: Any = None,
     Example:
         >>> numeric_column("price", normalizer_fn=lambda x: (x - 3.) / 4.2)
     """
-    if not isinstance(key, str) or not key:
-        raise ValueError(f"key must be a non-empty string, got {key!r}")
+    check_key(key, "numeric_column")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if not shape or any(int(d) < 1 for d in shape):
         raise ValueError(f"shape dimensions must be greater than 0. shape: {shape}, key: {key}")
@@ -136,7 +135,8 @@ class BucketizedColumn(DenseColumn, CategoricalColumn):
         return array_ops.one_hot(builder.get(self), len(self.boundaries) + 1,
                                  on_value=1., off_value=0.)
 
-    def _get_sparse_tensors(self, builder: FeatureBuilder) -> tuple[SparseTensor, Any]:
+    def _get_sparse_tensors(self, builder: FeatureBuilder, weight_collections: Any = None,
+                            trainable: Any = None) -> tuple[SparseTensor, Any]:
         # Example b, element i, bucket k -> id k + i * (len(boundaries) + 1), as TF.
         bucket = builder.get(self)
         buckets = math_ops.cast(array_ops.reshape(bucket, [-1]), _dt.int64)
@@ -149,7 +149,7 @@ class BucketizedColumn(DenseColumn, CategoricalColumn):
         ids = buckets + (len(self.boundaries) + 1) * cols
         indices = array_ops.transpose(array_ops.stack([rows, cols]))
         shape = math_ops.cast(array_ops.stack([batch, dims]), _dt.int64)
-        return SparseTensor(indices, ids, shape), None
+        return IdWeightPair(SparseTensor(indices, ids, shape), None)
 
 
 def bucketized_column(source_column: NumericColumn, boundaries: Any) -> BucketizedColumn:
@@ -260,8 +260,6 @@ def embedding_column(categorical_column: CategoricalColumn, dimension: int,
     """
     if dimension is None or dimension < 1:
         raise ValueError(f"Invalid dimension {dimension}.")
-    if combiner not in ("mean", "sqrtn", "sum"):
-        raise ValueError(f"combiner must be 'mean', 'sqrtn' or 'sum', got {combiner!r}")
     if initializer is not None and not callable(initializer):
         raise ValueError(f"initializer must be callable if specified. Embedding of column_name:"
                          f" {categorical_column.name}")

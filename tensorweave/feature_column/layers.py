@@ -25,6 +25,9 @@ from tensorweave.feature_column.dense import DenseColumn
 
 
 def _columns(feature_columns: Any, kind: tuple[type, ...], why: str) -> list[Any]:
+    if isinstance(feature_columns, dict):
+        raise ValueError("Expected feature_columns to be iterable, found dict. Pass a list "
+                         "of columns, e.g. list(columns.values()).")
     cols = [feature_columns] if isinstance(feature_columns, (DenseColumn, CategoricalColumn)) \
         else list(feature_columns or [])
     if not cols:
@@ -55,6 +58,23 @@ def _var_scope_name(col: Any) -> str:
     return str(getattr(col, "_var_scope_name", col.name))
 
 
+def _check_static_batch_size(tensors: list[Tensor], cols: list[Any]) -> None:
+    """ValueError (TF's wording) when two columns' outputs have known, different batch
+    sizes; caught while building instead of as a shape error deep in concat/add_n."""
+    first: tuple[Any, int] | None = None
+    for col, t in zip(cols, tensors):
+        dims = t.shape.as_list() if t.shape.ndims else None
+        if not dims or dims[0] is None:
+            continue
+        if first is None:
+            first = (col, dims[0])
+        elif dims[0] != first[1]:
+            raise ValueError(
+                f"Batch size (first dimension) of each feature must be same. Batch size of "
+                f"columns ({first[0].name}, {col.name}): ({first[1]}, {dims[0]}); feed every "
+                "feature with the same number of examples.")
+
+
 def _flatten(t: Tensor, col: Any) -> Tensor:
     n = col._variable_shape.num_elements()
     batch = array_ops.shape(t)[0]
@@ -83,6 +103,7 @@ def input_layer(features: dict[str, Any], feature_columns: Any, weight_collectio
                 if cols_to_vars is not None:
                     cols_to_vars[col] = get_collection(
                         GraphKeys.GLOBAL_VARIABLES, scope=get_variable_scope().name + "/")
+        _check_static_batch_size(outputs, cols)
         return array_ops.concat(outputs, 1)
 
 
@@ -135,6 +156,7 @@ def linear_model(features: dict[str, Any], feature_columns: Any, units: int = 1,
                             collections=weight_collections)
         if cols_to_vars is not None:
             cols_to_vars["bias"] = [bias]
+        _check_static_batch_size(sums, cols)
         total = math_ops.add_n(sums) if len(sums) > 1 else sums[0]
         return bias_add(total, bias, name="weighted_sum")
 

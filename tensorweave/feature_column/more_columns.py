@@ -35,7 +35,7 @@ from tensorweave.ops.state.init_ops import truncated_normal_initializer
 from tensorweave.ops.state.variable_scope import get_variable
 from tensorweave.feature_column.builder import FeatureBuilder, map_values
 from tensorweave.feature_column.categorical import (
-    CategoricalColumn, _check_dtype, _check_key, _ids_input)
+    CategoricalColumn, IdWeightPair, _check_dtype, _check_key, _ids_input)
 from tensorweave.feature_column.dense import EmbeddingColumn
 
 __all__ = ["SharedEmbeddingColumn", "VocabularyFileCategoricalColumn",
@@ -212,9 +212,10 @@ class WeightedCategoricalColumn(CategoricalColumn):
             weights = map_values(weights, core_ops.identity(weights.values))
         return ids, weights
 
-    def _get_sparse_tensors(self, builder: FeatureBuilder) -> tuple[SparseTensor, Any]:
+    def _get_sparse_tensors(self, builder: FeatureBuilder, weight_collections: Any = None,
+                            trainable: Any = None) -> tuple[SparseTensor, Any]:
         ids, weights = builder.get(self)
-        return ids, weights
+        return IdWeightPair(ids, weights)
 
 
 def _dense_weights_to_sparse(value: Any) -> SparseTensor:
@@ -351,8 +352,6 @@ def shared_embedding_columns(categorical_columns: Any, dimension: int, combiner:
     """
     if dimension is None or dimension < 1:
         raise ValueError(f"Invalid dimension {dimension}.")
-    if combiner not in ("mean", "sqrtn", "sum"):
-        raise ValueError(f"combiner must be 'mean', 'sqrtn' or 'sum', got {combiner!r}")
     if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
         raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` "
                          "or none of them.")

@@ -1,0 +1,81 @@
+"""Feature columns as TF 1.15's feature_column.py behaves: features given as
+SparseTensorValues or rank-1 sparse tensors, TF's IdWeightPair from categorical
+columns, and TF's wording for bad keys, bucket sizes, column containers and
+batch sizes that differ between features.
+
+Specification: TF 1.15 python/feature_column/feature_column.py (_LazyBuilder,
+_CategoricalColumn, _verify_static_batch_size_equality).
+"""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.feature_column.builder import FeatureBuilder
+
+fc = tf.feature_column
+pytestmark = pytest.mark.usefixtures("graph")
+
+
+def test_sparse_tensor_value_features():
+    col = fc.categorical_column_with_identity("ids", num_buckets=4)
+    emb = fc.embedding_column(col, 2, combiner="sum",
+                              initializer=tf.constant_initializer(
+                                  np.arange(8, dtype=np.float32).reshape(4, 2)))
+    ids = tf.SparseTensorValue(indices=((0, 0), (1, 0), (1, 1)), values=(3, 0, 1),
+                               dense_shape=(2, 2))
+    net = fc.input_layer({"ids": ids}, [emb])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_allclose(sess.run(net), [[6., 7.], [2., 4.]])
+
+
+def test_rank1_sparse_and_rank0_features():
+    words = tf.SparseTensor(indices=[[0], [2]], values=["a", "b"], dense_shape=[3])
+    col = fc.categorical_column_with_vocabulary_list("w", ["a", "b"])
+    ids = col._get_sparse_tensors(FeatureBuilder({"w": words})).id_tensor
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        got = sess.run(ids)
+    np.testing.assert_array_equal(got.indices, [[0, 0], [2, 0]])
+    np.testing.assert_array_equal(got.dense_shape, [3, 1])
+    np.testing.assert_array_equal(got.values, [0, 1])
+    with pytest.raises(ValueError, match=r"Feature \(key: x\) cannot have rank 0"):
+        fc.input_layer({"x": tf.constant(1.)}, [fc.numeric_column("x")])
+    with pytest.raises(TypeError, match='"key" must be either a "str" or "_FeatureColumn"'):
+        FeatureBuilder({"x": [1.]}).get(3)
+
+
+def test_categorical_columns_give_id_weight_pairs():
+    builder = FeatureBuilder({"a": tf.constant([[1], [2]], tf.int64),
+                              "w": tf.constant([[0.5], [2.]])})
+    plain = fc.categorical_column_with_identity("a", 3)
+    weighted = fc.weighted_categorical_column(plain, "w")
+    bucketized = fc.bucketized_column(fc.numeric_column("w"), [1.])
+    for col, has_weights in ((plain, False), (weighted, True), (bucketized, False)):
+        pair = col._get_sparse_tensors(builder, weight_collections=None, trainable=None)
+        assert isinstance(pair, plain.IdWeightPair)
+        assert isinstance(pair.id_tensor, tf.SparseTensor)
+        assert (pair.weight_tensor is not None) == has_weights
+
+
+def test_tf_wording_for_bad_columns():
+    for make in (lambda: fc.numeric_column(("aaa",)),
+                 lambda: fc.categorical_column_with_identity(("aaa",), 3),
+                 lambda: fc.categorical_column_with_hash_bucket(("aaa",), 3)):
+        with pytest.raises(ValueError, match="key must be a string"):
+            make()
+    with pytest.raises(ValueError, match="hash_bucket_size must be set"):
+        fc.categorical_column_with_hash_bucket("aaa", None)
+    with pytest.raises(ValueError, match="Expected feature_columns to be iterable, found dict"):
+        fc.input_layer({"a": [[1.]]}, {"a": fc.numeric_column("a")})
+
+
+def test_static_batch_sizes_must_agree():
+    features = {"p1": [[1.], [2.], [3.]], "p2": [[1.], [2.]]}
+    cols = [fc.numeric_column("p1"), fc.numeric_column("p2")]
+    with pytest.raises(ValueError, match=r"Batch size \(first dimension\) of each feature "
+                                         r"must be same\. Batch size of columns \(p1, p2\): "
+                                         r"\(3, 2\)"):
+        fc.input_layer(features, cols)
+    with pytest.raises(ValueError, match=r"Batch size \(first dimension\)"):
+        fc.linear_model(features, cols)
