@@ -179,3 +179,36 @@ def test_name_scopes_and_op_names():
         with tf.name_scope("enc"):
             ta = tf.TensorArray(tf.float32, size=2, name="inputs")
         assert ta.flow.op.name == "enc/inputs"
+
+
+def test_tf_internal_module_path_and_build_with_new_flow():
+    from tensorweave.python.ops import tensor_array_ops
+
+    with tf.Graph().as_default():
+        ta = tensor_array_ops.TensorArray(tf.float32, size=1, element_shape=[2])
+        again = tensor_array_ops.build_ta_with_new_flow(ta, tf.identity(ta.flow))
+        assert again.element_shape.as_list() == [2] and again.dtype == tf.float32
+        np.testing.assert_allclose(_run(again.write(0, [1.0, 2.0]).stack()), [[1.0, 2.0]])
+
+
+def test_tensor_arrays_through_cond_inside_a_loop_and_inside_map_fn():
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0, 3.0, 4.0])
+
+        def body(i, ta):
+            v = x[i]
+            ta = tf.cond(tf.equal(i % 2, 0), lambda: ta.write(i, v * v),
+                         lambda: ta.write(i, -v))
+            assert isinstance(ta, tf.TensorArray)
+            return i + 1, ta
+
+        _, ta = tf.while_loop(lambda i, ta: i < 4, body,
+                              [0, tf.TensorArray(tf.float32, size=4)])
+        s = ta.stack()
+        (g,) = tf.gradients(tf.reduce_sum(s), x)
+        m = tf.map_fn(lambda r: tf.TensorArray(tf.float32, size=2).unstack(r).read(1) * 2.0,
+                      tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+        sv, gv, mv = _run([s, g, m])
+        np.testing.assert_allclose(sv, [1.0, -2.0, 9.0, -4.0])
+        np.testing.assert_allclose(gv, [2.0, -1.0, 6.0, -1.0])
+        np.testing.assert_allclose(mv, [4.0, 8.0])

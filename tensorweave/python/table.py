@@ -92,6 +92,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ops.losses.util": ("tensorweave.losses",),
     "ops.rnn": ("tensorweave.nn", "tensorweave.ops.rnn.rnn_ops",
                 "tensorweave.ops.rnn.static_rnn"),
+    "ops.tensor_array_ops": (_R, "tensorweave.ops.tensor_array.tensor_array"),
     "ops.rnn_cell": ("tensorweave.ops.rnn.rnn_cell",),
     "ops.rnn_cell_impl": ("tensorweave.ops.rnn.rnn_cell",),
     "ops.summary_op_util": ("tensorweave.summary.summary",),

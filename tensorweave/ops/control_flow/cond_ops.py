@@ -26,6 +26,7 @@ from tensorweave.framework.op_def import REQUIRED, define_op, symbolic_gradients
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.control_flow.assert_ops import Assert
+from tensorweave.ops.tensor_array.tensor_array import from_flows, is_tensor_array, to_flows
 from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
                                                _pytuple, _shapes_attr, _zeros_grad)
 from tensorweave.ops.math import math_ops
@@ -232,11 +233,26 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
         raise ValueError(f"pred of tf.cond must be a scalar, got {pred_t.name} with shape "
                          f"{pred_t.shape}")
     base = name or "cond"
-    then_g = func_graph_from_py_func(base + "_true", true_fn, [], g)
-    else_g = func_graph_from_py_func(base + "_false", false_fn, [], g)
+    # TensorArrays leave the branches as their flows and come back as TensorArrays
+    # (sharing the true branch's settings), as in TF's cond.
+    returned: list[Any] = []
+
+    def flows_of(fn: Callable[[], Any]) -> Callable[[], Any]:
+        def traced() -> Any:
+            r = fn()
+            returned.append(r)
+            return to_flows(r)
+        return traced
+
+    then_g = func_graph_from_py_func(base + "_true", flows_of(true_fn), [], g)
+    else_g = func_graph_from_py_func(base + "_false", flows_of(false_fn), [], g)
     _check_branch_outputs(then_g, else_g)
     results = _build_if(pred_t, then_g, else_g, [], name=base)
     out = _restructure(then_g.structured_outputs, results)
+    if returned and any(is_tensor_array(x) for x in flatten(returned[0])):
+        rebuilt = from_flows(returned[0], flatten(out))
+        out = pack_sequence_as(returned[0], rebuilt) \
+            if isinstance(returned[0], (list, _pytuple, dict)) else rebuilt[0]
     if not strict and isinstance(out, (list, _pytuple)) and len(out) == 1:
         return out[0]
     return out

@@ -36,7 +36,7 @@ from tensorweave.ops.array.fill_ops import range as _range
 from tensorweave.ops.math.math_ops import cast
 from tensorweave.ops.tensor_array.tensor_array_ops import _create, shape_attr, zeros_flow
 
-__all__ = ["TensorArray"]
+__all__ = ["TensorArray", "build_ta_with_new_flow"]
 
 
 class TensorArray:
@@ -269,6 +269,17 @@ def _index(index: Any) -> Tensor:
     return convert_to_tensor(index, dtype=_dt.int32, name="index")
 
 
+def build_ta_with_new_flow(old_ta: TensorArray, flow: Tensor) -> TensorArray:
+    """A TensorArray like `old_ta` (dtype, shared element shape) on `flow`.
+
+    Example:
+        >>> ta2 = build_ta_with_new_flow(ta, tf.identity(ta.flow))
+    """
+    if not isinstance(old_ta, TensorArray):
+        raise TypeError(f"build_ta_with_new_flow needs a tf.TensorArray, got {old_ta!r}")
+    return old_ta._with_flow(convert_to_tensor(flow))
+
+
 # ---- TensorArrays as loop variables ---------------------------------------------
 def is_tensor_array(x: Any) -> bool:
     return isinstance(x, TensorArray)
@@ -276,8 +287,11 @@ def is_tensor_array(x: Any) -> bool:
 
 def to_flows(structure: Any) -> Any:
     """`structure` with each TensorArray replaced by its flow."""
-    flat = [x.flow if isinstance(x, TensorArray) else x for x in flatten(structure)]
-    return pack_sequence_as(structure, flat)
+    leaves = flatten(structure)
+    if not any(isinstance(x, TensorArray) for x in leaves):
+        return structure  # untouched: no TensorArray in it
+    return pack_sequence_as(structure, [x.flow if isinstance(x, TensorArray) else x
+                                        for x in leaves])
 
 
 def from_flows(template: Any, flat: list[Any]) -> list[Any]:
