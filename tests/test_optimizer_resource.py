@@ -247,3 +247,28 @@ def test_subclass_may_widen_the_valid_dtypes():
         sess.run(w.initializer)
         sess.run(train)
         assert sess.run(w).tolist() == [4, 5]
+
+
+@pytest.mark.cluster_shape(ps=2, workers=1)
+def test_resource_embedding_trains_on_ps_tasks(inprocess_cluster):
+    _, servers = inprocess_cluster
+    results = {}
+    for use_resource in (False, True):
+        with tf.Graph().as_default():
+            with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
+                emb = tf.get_variable("emb", initializer=tf.constant(W0),
+                                      use_resource=use_resource)
+                bias = tf.Variable([0.5, -0.5], use_resource=use_resource)
+                loss = tf.reduce_sum((tf.nn.embedding_lookup(emb, [2, 0, 2]) + bias) ** 2)
+                opt = tf.train.AdagradOptimizer(0.3)
+                train = opt.minimize(loss)
+            assert emb.device == "/job:ps/task:0" and bias.device == "/job:ps/task:1"
+            assert opt.get_slot(emb, "accumulator").device == emb.device
+            with tf.Session(servers[("worker", 0)].target) as sess:
+                sess.run(tf.global_variables_initializer())
+                for _ in range(3):
+                    sess.run(train)
+                results[use_resource] = sess.run([emb, bias])
+    for ref, res in zip(results[False], results[True]):
+        np.testing.assert_allclose(res, ref, rtol=1e-6)
+    assert not np.allclose(results[True][0], W0)
