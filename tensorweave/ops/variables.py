@@ -8,6 +8,7 @@ Example:
     >>> from tensorweave.ops import variables
     >>> v = variables.ResourceVariable([1.0, 2.0])
 """
+from tensorweave.ops.state.partitioned_variables import PartitionedVariable
 from tensorweave.ops.state.resource_variables import (
     RefVariable, ResourceVariable, disable_resource_variables, enable_resource_variables,
     is_resource_variable, resource_variables_enabled)
@@ -18,7 +19,7 @@ from tensorweave.ops.state.variables import (
     model_variables, moving_average_variables, trainable_variables)
 
 __all__ = ["VariableAggregation", "VariableAggregationV2", "VariableSynchronization",
-           "RefVariable", "ResourceVariable", "Variable", "VariableV1", "all_variables",
+           "PartitionedVariable", "RefVariable", "ResourceVariable", "Variable", "VariableV1", "all_variables",
            "disable_resource_variables", "enable_resource_variables", "global_variables",
            "is_resource_variable", "local_variables", "model_variables",
            "moving_average_variables", "resource_variables_enabled", "trainable_variables"]
