@@ -18,8 +18,8 @@ from tensorweave.ops.state.variables import (
     Variable, VariableV1, all_variables, global_variables, local_variables,
     model_variables, moving_average_variables, trainable_variables)
 
-__all__ = ["VariableAggregation", "VariableAggregationV2", "VariableSynchronization",
-           "PartitionedVariable", "RefVariable", "ResourceVariable", "Variable", "VariableV1", "all_variables",
-           "disable_resource_variables", "enable_resource_variables", "global_variables",
-           "is_resource_variable", "local_variables", "model_variables",
+__all__ = ["PartitionedVariable", "RefVariable", "ResourceVariable", "Variable", "VariableV1",
+           "VariableAggregation", "VariableAggregationV2", "VariableSynchronization",
+           "all_variables", "disable_resource_variables", "enable_resource_variables",
+           "global_variables", "is_resource_variable", "local_variables", "model_variables",
            "moving_average_variables", "resource_variables_enabled", "trainable_variables"]
