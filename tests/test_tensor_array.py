@@ -212,3 +212,50 @@ def test_tensor_arrays_through_cond_inside_a_loop_and_inside_map_fn():
         np.testing.assert_allclose(sv, [1.0, -2.0, 9.0, -4.0])
         np.testing.assert_allclose(gv, [2.0, -1.0, 6.0, -1.0])
         np.testing.assert_allclose(mv, [4.0, 8.0])
+
+
+def test_nested_loops_repeated_reads_grad_ys_and_other_dtypes():
+    with tf.Graph().as_default():
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+
+        def outer(i, ota):
+            def inner(j, ita):
+                return j + 1, ita.write(j, x[i, j] * x[i, j] * tf.cast(i + 1, tf.float32))
+            _, ita = tf.while_loop(lambda j, t: j < 2, inner,
+                                   [0, tf.TensorArray(tf.float32, size=2)])
+            return i + 1, ota.write(i, ita.stack())
+
+        _, ota = tf.while_loop(lambda i, t: i < 3, outer,
+                               [0, tf.TensorArray(tf.float32, size=3)])
+        nested = ota.stack()
+        assert nested.shape.as_list() == [3, 2]
+        src = tf.TensorArray(tf.float32, size=3, clear_after_read=False).unstack(x)
+
+        def ob(i, acc):
+            def ib(j, a):
+                return j + 1, a + src.read(i)[j] * 2.0
+            return i + 1, tf.while_loop(lambda j, a: j < 2, ib, [0, acc])[1]
+
+        acc = tf.while_loop(lambda i, a: i < 3, ob, [0, 0.0])[1]
+        twice = tf.TensorArray(tf.float32, size=2, clear_after_read=False).unstack(x[:2])
+        r = twice.read(0) * twice.read(0) + twice.read(1) * 3.0
+        w = tf.constant([1.0, 2.0])
+        st = tf.TensorArray(tf.float32, size=2).write(0, w).write(1, w * 3.0).stack()
+        d = tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(0, w).write(2, w * 5.0)
+        out = _run({
+            "nested": nested, "nested_g": tf.gradients(tf.reduce_sum(nested), x)[0],
+            "acc": acc, "acc_g": tf.gradients(acc, x)[0],
+            "twice_g": tf.gradients(tf.reduce_sum(r), x)[0],
+            "gys": tf.gradients(st, w, grad_ys=[[[1.0, 10.0], [100.0, 1000.0]]])[0],
+            "dyn_g": tf.gradients(tf.reduce_sum(d.read(2)), w)[0],
+            "int": tf.TensorArray(tf.int32, size=2).unstack([7, 8]).stack(),
+            "str": tf.TensorArray(tf.string, size=2).write(0, "a").write(1, "bc").stack()})
+        # TF's values
+        np.testing.assert_allclose(out["nested"], [[1.0, 4.0], [18.0, 32.0], [75.0, 108.0]])
+        np.testing.assert_allclose(out["nested_g"], [[2.0, 4.0], [12.0, 16.0], [30.0, 36.0]])
+        assert out["acc"] == pytest.approx(42.0)
+        np.testing.assert_allclose(out["acc_g"], np.full([3, 2], 2.0))
+        np.testing.assert_allclose(out["twice_g"], [[2.0, 4.0], [3.0, 3.0], [0.0, 0.0]])
+        np.testing.assert_allclose(out["gys"], [301.0, 3010.0])
+        np.testing.assert_allclose(out["dyn_g"], [5.0, 5.0])
+        assert out["int"].tolist() == [7, 8] and out["str"].tolist() == [b"a", b"bc"]
