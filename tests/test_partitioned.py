@@ -38,7 +38,7 @@ def test_fixed_size_partitioner_shapes_and_offsets():
     assert [i.var_offset for i in infos] == [[0, 0], [4, 0], [7, 0]]
     assert [i.var_shape for i in infos] == [[4, 4], [3, 4], [3, 4]]
     assert {i.full_name for i in infos} == {"v"} and infos[0].full_shape == [10, 4]
-    assert infos[1].tf_spec == "10 4 4,3:0,4"
+    assert infos[1].spec == "10 4 4,3:0,4"
     assert v.get_shape().as_list() == [10, 4] and v.name == "v" and v.dtype == tf.float32
     assert len(v) == 3 and v._get_partitions() == [3, 1]
     assert v.get_variable_list() == list(v)

@@ -19,9 +19,10 @@ Example:
 """
 from __future__ import annotations
 
+import json
 import os
 import struct
-from typing import Any, cast
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -90,6 +91,34 @@ def slice_key(name: str, starts: list[int], lengths: list[int]) -> bytes:
     for s, n in zip(starts, lengths):
         out += _ordered_int(s) + _ordered_int(n)
     return out
+
+
+def format_shape_and_slice(full_shape: Sequence[int], offset: Sequence[int],
+                           shape: Sequence[int]) -> str:
+    """SaveV2's shape_and_slice string of a slice: the full shape, then "offset,length"
+    per dimension (the inverse of `parse_shape_and_slice`).
+
+    Example:
+        >>> format_shape_and_slice([10, 4], [5, 0], [5, 4])
+        '10 4 5,5:0,4'
+    """
+    extent = ":".join(f"{o},{n}" for o, n in zip(offset, shape))
+    return " ".join(str(d) for d in full_shape) + " " + extent
+
+
+def slice_json_to_shape_and_slice(slice_spec: str) -> str:
+    """SaveV2's shape_and_slice of our SaveEntry slice JSON (`SaveSliceInfo.saver_spec()`);
+    "" for "" (a whole variable).
+
+    Example:
+        >>> slice_json_to_shape_and_slice('{"full_name": "w", "full_shape": [10, 4], '
+        ...                               '"offset": [5, 0], "shape": [5, 4]}')
+        '10 4 5,5:0,4'
+    """
+    if not slice_spec:
+        return ""
+    s = json.loads(slice_spec)
+    return format_shape_and_slice(s["full_shape"], s["offset"], s["shape"])
 
 
 def parse_shape_and_slice(spec: str, what: str) -> tuple[list[int], Slice] | None:

@@ -30,30 +30,16 @@ import uuid
 from typing import Any, Callable
 
 from tensorweave.framework.proto import graph_pb2
+from tensorweave.framework.tensor_bundle import slice_json_to_shape_and_slice
 from tensorweave.framework.tf_lowering_nodes import NodeBuilder, TypeList
 
 _STR, _I32 = graph_pb2.DT_STRING, graph_pb2.DT_INT32
 
 
-def shape_and_slice(slice_spec: str) -> str:
-    """TF's shape_and_slice string ("d0 d1 o0,l0:o1,l1") of our slice JSON ("" if none).
-
-    Example:
-        >>> shape_and_slice('{"full_name": "w", "full_shape": [10, 4], '
-        ...                 '"offset": [5, 0], "shape": [5, 4]}')
-        '10 4 5,5:0,4'
-    """
-    if not slice_spec:
-        return ""
-    s = json.loads(slice_spec)
-    extent = ":".join(f"{o},{n}" for o, n in zip(s["offset"], s["shape"]))
-    return " ".join(str(d) for d in s["full_shape"]) + " " + extent
-
-
 def _names_and_specs(op: Any) -> tuple[list[str], list[str]]:
     names, slices = list(op.get_attr("names")), list(op.get_attr("slices"))
     keys = [json.loads(s)["full_name"] if s else n for n, s in zip(names, slices)]
-    return keys, [shape_and_slice(s) for s in slices]
+    return keys, [slice_json_to_shape_and_slice(s) for s in slices]
 
 
 def _dtypes(tensors: Any) -> TypeList:
@@ -126,4 +112,4 @@ LOWERINGS: dict[str, Callable[[Any, Any], list[Any]]] = {
     "RestoreShard": _restore_shard,
 }
 
-__all__ = ["LOWERINGS", "shape_and_slice"]
+__all__ = ["LOWERINGS"]

@@ -221,7 +221,8 @@ RENAMES: dict[str, str] = {
     "ops.variables.VariableV1": "tensorweave:Variable",
     "ops.variables.RefVariable": "tensorweave:Variable",
     "ops.variable_scope.variable": "tensorweave:Variable",
-    "ops.resource_variable_ops.ResourceVariable": "tensorweave:Variable",
+    "ops.resource_variable_ops.ResourceVariable":
+        "tensorweave.ops.state.resource_variables:ResourceVariable",
     "framework.ops.EagerTensor": "tensorweave:Tensor",
     "training.training.Server": "tensorweave.train:Server",
     "lib.io.tf_record.TFRecordWriter": "tensorweave.python_io:TFRecordWriter",

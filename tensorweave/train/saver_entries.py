@@ -55,6 +55,19 @@ def save_entries(var_list: Any) -> tuple[list[io_ops.SaveEntry], list[SaveableOb
     saveables: list[SaveableObject] = []
     seen: set[int] = set()
     for name, var in _expand_partitioned(items):
+        if not isinstance(var, SaveableObject) and hasattr(var, "saveable_objects"):
+            # An object saved through its own saveables (a MutableHashTable), as TF saves
+            # a trackable given in var_list.
+            more = [(None, sv) for sv in var.saveable_objects()]
+            items_iter = more  # noqa: F841  (expanded below)
+            for sv in var.saveable_objects():
+                if id(sv) not in seen:
+                    seen.add(id(sv))
+                    saveables.append(sv)
+                    for spec in sv.specs:
+                        _add(out, spec.name, io_ops.SaveEntry(spec.name, spec.tensor,
+                                                              _no_slice(spec, sv)))
+            continue
         if isinstance(var, SaveableObject):
             if id(var) not in seen:
                 seen.add(id(var))
@@ -72,7 +85,7 @@ def save_entries(var_list: Any) -> tuple[list[io_ops.SaveEntry], list[SaveableOb
         if info is not None and name is not None and "/part_" in name:
             info = SaveSliceInfo(name.rsplit("/part_", 1)[0], info.full_shape,
                                  info.var_offset, info.var_shape)
-        _add(out, key, io_ops.SaveEntry(key, ref, info.spec() if info is not None else ""))
+        _add(out, key, io_ops.SaveEntry(key, ref, info.saver_spec() if info is not None else ""))
     return list(out.values()), saveables
 
 

@@ -207,15 +207,6 @@ regex_full_match.no_gradient()
 
 
 # ---- graph builders (TF's Saver layouts) --------------------------------
-def _spec_string(slice_spec: str) -> str:
-    # SaveSliceInfo's JSON spec -> TF's "d0 d1 s0,l0:s1,l1".
-    if not slice_spec:
-        return ""
-    s = json.loads(slice_spec)
-    ext = ":".join(f"{o},{n}" for o, n in zip(s["offset"], s["shape"]))
-    return " ".join(str(d) for d in s["full_shape"]) + " " + ext
-
-
 def _key(e: Any) -> str:
     return json.loads(e.slice_spec)["full_name"] if e.slice_spec else e.name
 
@@ -232,7 +223,7 @@ def _groups(entries: list[Any], sharded: bool) -> list[list[Any]]:
 
 def _save_v2(prefix: Tensor, entries: list[Any]) -> Operation:
     names = constant([_key(e) for e in entries], name="SaveV2/tensor_names")
-    specs = constant([_spec_string(e.slice_spec) for e in entries],
+    specs = constant([_tb.slice_json_to_shape_and_slice(e.slice_spec) for e in entries],
                      name="SaveV2/shape_and_slices")
     return prefix.graph.create_op("SaveV2", [prefix, names, specs, [e.ref for e in entries]],
                                   {"dtypes": [e.ref.dtype.base_dtype for e in entries]},
@@ -287,7 +278,7 @@ def build_tf_restore(entries: list[Any], filename: Tensor, sharded: bool = False
         where = group[0].ref.op if sharded else None
         with g.colocate_with(where, ignore_existing=where is None):
             names = constant([_key(e) for e in group], name="RestoreV2/tensor_names")
-            specs = constant([_spec_string(e.slice_spec) for e in group],
+            specs = constant([_tb.slice_json_to_shape_and_slice(e.slice_spec) for e in group],
                              name="RestoreV2/shape_and_slices")
             restore = g.create_op("RestoreV2", [filename, names, specs],
                                   {"dtypes": [e.ref.dtype.base_dtype for e in group]},

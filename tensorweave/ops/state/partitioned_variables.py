@@ -27,6 +27,7 @@ from typing import Any, Iterator, Sequence, cast
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor, register_tensor_conversion_function
 from tensorweave.framework.tensor import Tensor
+from tensorweave.framework.tensor_bundle import format_shape_and_slice
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.state.partitioners import (
     Partitioner, fixed_size_partitioner as fixed_size_partitioner,
@@ -57,20 +58,15 @@ class SaveSliceInfo:
         self.var_offset = list(var_offset)
         self.var_shape = list(var_shape)
 
+    @property
     def spec(self) -> str:
-        """The slice as the Saver stores it: the JSON `io_ops.SaveEntry.slice_spec` names.
+        """TF's slice spec string, e.g. "10 4 0,4:0,4" (full shape, then offset,length)."""
+        return format_shape_and_slice(self.full_shape, self.var_offset, self.var_shape)
 
-        (A method, not TF's property, because `tf.train.Saver` calls `info.spec()`.)
-        """
+    def saver_spec(self) -> str:
+        """The slice as our checkpoint format stores it (`io_ops.SaveEntry.slice_spec`'s JSON)."""
         return json.dumps({"full_name": self.full_name, "full_shape": self.full_shape,
                            "offset": self.var_offset, "shape": self.var_shape})
-
-    @property
-    def tf_spec(self) -> str:
-        """TF's slice spec string, e.g. "10 4 0,4:0,4" (full shape, then offset,length)."""
-        full = " ".join(str(d) for d in self.full_shape)
-        sl = ":".join(f"{o},{s}" for o, s in zip(self.var_offset, self.var_shape))
-        return f"{full} {sl}"
 
     def __repr__(self) -> str:
         return (f"SaveSliceInfo({self.full_name!r}, full_shape={self.full_shape}, "
