@@ -80,7 +80,7 @@ def test_string_variable_defaults_to_empty_strings():
 def test_create_partitioned_variables():
     parts = tf.create_partitioned_variables([4, 3], [2, 1], tf.ones_initializer(), name="pv")
     assert [p.name for p in parts] == ["pv/part_0:0", "pv/part_1:0"]
-    assert [p._save_slice_info.tf_spec for p in parts] == ["4 3 0,2:0,3", "4 3 2,2:0,3"]
+    assert [p._save_slice_info.spec for p in parts] == ["4 3 0,2:0,3", "4 3 2,2:0,3"]
     unnamed = tf.create_partitioned_variables([4, 3], [1, 3], tf.zeros_initializer())
     assert unnamed[0].name == "PartitionedVariable/part_0:0" and len(unnamed) == 3
     with pytest.raises(ValueError, match="'shape' and 'slicing' of a partitioned Variable"):
