@@ -33,7 +33,18 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import Dimension, TensorShape, as_shape
 from tensorweave.framework.op_def import REQUIRED
 
-_VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
+# TF 1.x's name rules (framework/ops.py): an op's full name, and a name scope opened at
+# the root, must match _VALID_OP_NAME; a scope opened inside another may also start
+# with '_', '-' or '/' (the full name still starts with the outer scope).
+_VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
+_VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/]*$")
+
+
+def _check_op_name(name: str, op_type: str) -> None:
+    if not _VALID_OP_NAME.match(name):
+        raise ValueError(f"{name!r} is not a valid node name (creating a {op_type} op): op "
+                         f"names must match {_VALID_OP_NAME.pattern}, i.e. letters, digits, "
+                         "'.', '_', '-' and '/', not starting with '_', '-' or '/'.")
 
 
 # TF's attr naming the registered gradient an op takes instead of its type's own (set by
@@ -60,6 +71,9 @@ class Graph(GraphLookupMixin):
         self._collections: dict[str, list[Any]] = {}
         self._finalized = False
         self._version = 0
+        # False for the runtime's own graphs (a task's partition), whose ops carry
+        # names such as "_send/..." that no user op may take, as TF's C++ partitioner's.
+        self._validate_names = True
         self.seed: int | None = None
         self._local = threading.local()
         self._functions: dict[str, Any] = {}  # name -> FuncGraph, for cond/while bodies
@@ -141,14 +155,19 @@ class Graph(GraphLookupMixin):
         that exact scope.
         """
         old = self._name_stack
+        if name:
+            rule = _VALID_SCOPE_NAME if old else _VALID_OP_NAME
+            if not rule.match(name):
+                where = "inside a scope" if old else "at the root"
+                raise ValueError(f"{name!r} is not a valid scope name: a scope name {where} "
+                                 f"has to match {rule.pattern} (letters, digits, '.', '_', "
+                                 "'-' and '/'; at the root not starting with '_', '-' or "
+                                 "'/').")
         if not name:
             new = ""
         elif name.endswith("/"):
             new = name[:-1]
         else:
-            if not _VALID_NAME.match(name):
-                raise ValueError(f"{name!r} is not a valid scope name: use letters, digits, "
-                                 "'.', '_', '-' and '/'.")
             new = self.unique_name(name)
         self._name_stack = new
         try:
@@ -288,11 +307,15 @@ class Graph(GraphLookupMixin):
                 # A scope's name ("x/", from `with tf.name_scope(...) as name`) names the
                 # op exactly "x", as TF does: TF1 code returns `op(..., name=name)`.
                 op_name = name[:-1]
+                if self._validate_names:
+                    _check_op_name(op_name, op_type)
                 if op_name in self._ops_by_name:
                     raise ValueError(f"Cannot name a {op_type} op {op_name!r} after the scope "
                                      f"{name!r}: an op of that name exists already.")
             else:
                 op_name = self.unique_name(name or op_type)
+                if self._validate_names:
+                    _check_op_name(op_name, op_type)
             try:
                 outs = shape_fn(*grouped, **{k: full_attrs[k] for k in op_def.attrs})
             except (ValueError, TypeError) as e:

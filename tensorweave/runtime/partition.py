@@ -25,12 +25,18 @@ _SMALL = frozenset({"Const", "Shape", "ShapeN", "Size", "Rank"})
 _CONVERSIONS = frozenset({"Cast", "Pack", "Reshape", "ExpandDims", "Squeeze", "Identity"})
 
 
+def _runtime_graph() -> Graph:
+    g = Graph()
+    g._validate_names = False  # "_send/...", "_ctrl/...": names of the runtime's own ops
+    return g
+
+
 @dataclass
 class Partition:
     """One task's share of a step."""
 
     task: str  # "/job:ps/replica:0/task:0"
-    graph: Graph = field(default_factory=Graph)
+    graph: Graph = field(default_factory=_runtime_graph)
     feeds: dict[str, Tensor] = field(default_factory=dict)    # client tensor name -> placeholder
     fetches: dict[str, Tensor] = field(default_factory=dict)  # client tensor name -> tensor
     recv_from: set[str] = field(default_factory=set)          # tasks this partition pulls from
