@@ -21,5 +21,6 @@ from tensorweave.ops.lookup.vocab_tables import (
     index_to_string_table_from_file as index_to_string_table_from_file,
     index_to_string_table_from_tensor as index_to_string_table_from_tensor,
     string_to_index as string_to_index)
+from tensorweave.contrib.mutable_tables import MutableHashTable as MutableHashTable
 # TF 1.15's tf.lookup name for the same table.
 from tensorweave.ops.lookup.tables import HashTable as StaticHashTable

@@ -1500,6 +1500,15 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
         (
             ('z', '', '', '', 10, False),),
         {}),
+    'LookupTableExport': (
+        (
+            ('table_handle', '', '', '', 7, True),),
+        (
+            ('keys', 'Tkeys', '', '', 0, False),
+            ('values', 'Tvalues', '', '', 0, False),),
+        {
+            'Tkeys': ('type', False),
+            'Tvalues': ('type', False),}),
     'LookupTableFind': (
         (
             ('table_handle', '', '', '', 7, True),
@@ -1507,6 +1516,24 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             ('default_value', 'Tout', '', '', 0, False),),
         (
             ('values', 'Tout', '', '', 0, False),),
+        {
+            'Tin': ('type', False),
+            'Tout': ('type', False),}),
+    'LookupTableImport': (
+        (
+            ('table_handle', '', '', '', 7, True),
+            ('keys', 'Tin', '', '', 0, False),
+            ('values', 'Tout', '', '', 0, False),),
+        (),
+        {
+            'Tin': ('type', False),
+            'Tout': ('type', False),}),
+    'LookupTableInsert': (
+        (
+            ('table_handle', '', '', '', 7, True),
+            ('keys', 'Tin', '', '', 0, False),
+            ('values', 'Tout', '', '', 0, False),),
+        (),
         {
             'Tin': ('type', False),
             'Tout': ('type', False),}),
@@ -1822,6 +1849,27 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             'seed2': ('int', True),
             'T': ('type', False),
             'output_dtype': ('type', True),}),
+    'MutableHashTable': (
+        (),
+        (
+            ('table_handle', '', '', '', 7, True),),
+        {
+            'container': ('string', True),
+            'shared_name': ('string', True),
+            'use_node_name_sharing': ('bool', True),
+            'key_dtype': ('type', False),
+            'value_dtype': ('type', False),}),
+    'MutableHashTableOfTensors': (
+        (),
+        (
+            ('table_handle', '', '', '', 7, True),),
+        {
+            'container': ('string', True),
+            'shared_name': ('string', True),
+            'use_node_name_sharing': ('bool', True),
+            'key_dtype': ('type', False),
+            'value_dtype': ('type', False),
+            'value_shape': ('shape', True),}),
     'Neg': (
         (
             ('x', 'T', '', '', 0, False),),

@@ -54,20 +54,13 @@ def save_entries(var_list: Any) -> tuple[list[io_ops.SaveEntry], list[SaveableOb
     out: dict[str, io_ops.SaveEntry] = {}
     saveables: list[SaveableObject] = []
     seen: set[int] = set()
+    # An object saved through its own saveables (a MutableHashTable) stands for them,
+    # as TF saves a trackable given in var_list.
+    items = [(None, sv) if owner else (name, sv) for name, var in items
+             for owner in [not isinstance(var, SaveableObject) and
+                           hasattr(var, "saveable_objects")]
+             for sv in (var.saveable_objects() if owner else [var])]
     for name, var in _expand_partitioned(items):
-        if not isinstance(var, SaveableObject) and hasattr(var, "saveable_objects"):
-            # An object saved through its own saveables (a MutableHashTable), as TF saves
-            # a trackable given in var_list.
-            more = [(None, sv) for sv in var.saveable_objects()]
-            items_iter = more  # noqa: F841  (expanded below)
-            for sv in var.saveable_objects():
-                if id(sv) not in seen:
-                    seen.add(id(sv))
-                    saveables.append(sv)
-                    for spec in sv.specs:
-                        _add(out, spec.name, io_ops.SaveEntry(spec.name, spec.tensor,
-                                                              _no_slice(spec, sv)))
-            continue
         if isinstance(var, SaveableObject):
             if id(var) not in seen:
                 seen.add(id(var))

@@ -37,14 +37,14 @@ _INT32_KEY_VALUES = (_dt.int32, _dt.float32, _dt.float64, _dt.string)
 _VALUE_DTYPES = (_dt.int64, _dt.string, _dt.float32, _dt.float64, _dt.int32, _dt.bool)
 
 
-def _norm_key(k: Any) -> Any:
+def norm_key(k: Any) -> Any:
     """A key as the table holds it: bytes for strings, a Python int for integers."""
     if isinstance(k, bytes):
         return k
     if isinstance(k, str):
         return k.encode("utf-8")
     if isinstance(k, np.ndarray):
-        return _norm_key(k.item())
+        return norm_key(k.item())
     return int(k)
 
 
@@ -67,7 +67,7 @@ class HashTableResource:
         as TF >= 1.13, so that shared tables survive every worker's initializer)."""
         table: dict[Any, Any] = {}
         for k, v in zip(keys, values):
-            k = _norm_key(k)
+            k = norm_key(k)
             old = table.setdefault(k, v)
             if old is not v and old != v:
                 raise errors.FailedPreconditionError(
@@ -101,7 +101,7 @@ class HashTableResource:
         miss = object()
         found = [get(k, miss) for k in flat]
         if any(f is miss for f in found):  # a str or numpy key under its plain form
-            found = [f if f is not miss else get(_norm_key(k), default)
+            found = [f if f is not miss else get(norm_key(k), default)
                      for k, f in zip(flat, found)]
         np_dtype = object if self.value_dtype == _dt.string else \
             self.value_dtype.as_numpy_dtype
@@ -171,7 +171,7 @@ def _check_value_dtype(table: HashTableResource, dtype: Any, what: str) -> None:
             f"got {_dt.as_dtype(dtype).name} values.")
 
 
-def _check_handle(t: Tensor, op: str) -> None:
+def check_handle(t: Tensor, op: str) -> None:
     if t.dtype.base_dtype != _dt.string or not t.dtype.is_ref_dtype:
         raise TypeError(f"{op}: table_handle must be a table's reference handle (a "
                         f"HashTable op's output), got {t.name} ({t.dtype.name})")
@@ -184,21 +184,24 @@ find_op = define_op("LookupTableFind", inputs=("&table_handle", "keys", "default
 
 @find_op.shape
 def _(handle: Tensor, keys: Tensor, default_value: Tensor, *, Tin: Any, Tout: Any) -> Any:
-    _check_handle(handle, "LookupTableFind")
-    if default_value.shape.ndims not in (None, 0):
-        raise ValueError(f"LookupTableFind: default_value must be a scalar, got "
-                         f"{default_value.name} of shape {default_value.shape}")
-    return default_value.dtype.base_dtype, keys.shape
+    check_handle(handle, "LookupTableFind")
+    if default_value.shape.ndims not in (None, 0, 1):
+        raise ValueError(f"LookupTableFind: default_value must be a scalar or a vector (a "
+                         f"MutableHashTableOfTensors' values), got {default_value.name} of "
+                         f"shape {default_value.shape}")
+    return default_value.dtype.base_dtype, keys.shape.concatenate(default_value.shape)
 
 
 @find_op.kernel("CPU")
-def _(table: HashTableResource, keys: Any, default_value: Any, *, Tin: Any,
+def _(table: Any, keys: Any, default_value: Any, *, Tin: Any,
       Tout: Any) -> np.ndarray:
     if Tin is not None:
         _check_key_dtype(table, Tin, "LookupTableFind")
     if Tout is not None:
         _check_value_dtype(table, Tout, "LookupTableFind")
     default = np.asarray(default_value)
+    if getattr(table, "value_shape", None) is not None:  # a mutable table: any value shape
+        return table.find(keys, default)
     if default.ndim != 0:
         raise errors.InvalidArgumentError(
             None, None, f"Expected shape [] for default value, got {list(default.shape)} "
@@ -215,7 +218,7 @@ size_op = define_op("LookupTableSize", inputs=("&table_handle",), stateful=True)
 
 @size_op.shape
 def _(handle: Tensor) -> Any:
-    _check_handle(handle, "LookupTableSize")
+    check_handle(handle, "LookupTableSize")
     return _dt.int64, TensorShape([])
 
 
@@ -234,7 +237,7 @@ init_op = define_op("InitializeTable", inputs=("&table_handle", "keys", "values"
 
 @init_op.shape
 def _(handle: Tensor, keys: Tensor, values: Tensor, *, Tkey: Any, Tval: Any) -> Any:
-    _check_handle(handle, "InitializeTable")
+    check_handle(handle, "InitializeTable")
     if not keys.shape.is_compatible_with(values.shape):
         raise ValueError(f"InitializeTable: keys {keys.name} {keys.shape} and values "
                          f"{values.name} {values.shape} must have the same shape")
@@ -273,7 +276,7 @@ text_init_op = define_op("InitializeTableFromTextFile", inputs=("&table_handle",
 @text_init_op.shape
 def _(handle: Tensor, filename: Tensor, *, key_index: int, value_index: int, vocab_size: int,
       delimiter: str) -> Any:
-    _check_handle(handle, "InitializeTableFromTextFile")
+    check_handle(handle, "InitializeTableFromTextFile")
     if filename.dtype.base_dtype != _dt.string or filename.shape.ndims not in (None, 0):
         raise ValueError(f"InitializeTableFromTextFile: filename must be a scalar string, "
                          f"got {filename.name} ({filename.dtype.name}, {filename.shape})")
