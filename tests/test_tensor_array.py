@@ -51,7 +51,8 @@ def test_concat_split_and_their_gradients():
         c = tf.TensorArray(tf.float32, size=2, infer_shape=False)
         c = c.write(0, [1.0, 2.0]).write(1, [3.0])
         y = tf.constant([4.0, 5.0, 6.0])
-        sp = tf.TensorArray(tf.float32, size=2, infer_shape=False).split(y, [2, 1])
+        sp = tf.TensorArray(tf.float32, size=2, infer_shape=False,
+                            clear_after_read=False).split(y, [2, 1])
         loss = tf.reduce_sum(sp.read(0) * 3.0) + tf.reduce_sum(sp.read(1) * sp.read(1))
         (gy,) = tf.gradients(loss, [y])
         cc, piece, gyv = _run([c.concat(), sp.read(1), gy])
@@ -117,7 +118,8 @@ def test_dynamic_array_accumulating_in_a_loop_of_unknown_length():
     (lambda: tf.TensorArray(tf.float32, size=3).write(2, 3.0).write(2, 3.0).flow,
      "Could not write to TensorArray index 2 because it has already been written to."),
     (lambda: tf.TensorArray(tf.float32, size=3, tensor_array_name="foo").write(3, 3.0).flow,
-     "TensorArray foo: Tried to write to index 3 but array is not resizeable and size is: 3"),
+     "TensorArray foo_[0-9]+: Tried to write to index 3 but array is not resizeable and "
+     "size is: 3"),
     (lambda: tf.TensorArray(tf.float32, size=3).write(-1, 3.0).flow,
      "Tried to write to index -1 but array is not resizeable and size is: 3"),
     (lambda: tf.TensorArray(tf.float32, size=3).write(0, 1.0).read(3),
@@ -259,3 +261,64 @@ def test_nested_loops_repeated_reads_grad_ys_and_other_dtypes():
         np.testing.assert_allclose(out["gys"], [301.0, 3010.0])
         np.testing.assert_allclose(out["dyn_g"], [5.0, 5.0])
         assert out["int"].tolist() == [7, 8] and out["str"].tolist() == [b"a", b"bc"]
+
+
+def test_clear_after_read_allows_one_read_per_step_but_loop_gradients_replay():
+    with tf.Graph().as_default():
+        ta = tf.TensorArray(tf.float32, size=2).unstack([1.0, 2.0])
+        r0 = ta.read(0)
+        with tf.control_dependencies([r0]):
+            again = ta.read(0)
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"Could not read index 0 twice because it was cleared after "
+                           r"a previous read \(perhaps try setting clear_after_read = "
+                           r"false\?\)"):
+            _run(again)
+        assert _run(r0) == 1.0  # a new step reads afresh
+        keep = tf.TensorArray(tf.float32, size=2, clear_after_read=False).unstack([1.0, 2.0])
+        assert _run(keep.read(0) + keep.read(0)) == 2.0
+        # A loop and a cond whose gradients re-run their bodies' reads.
+        x = tf.constant([1.0, 2.0, 3.0])
+        src = tf.TensorArray(tf.float32, size=3).unstack(x)
+
+        def body(i, acc):
+            v = src.read(i)
+            return i + 1, acc + tf.cond(v > 1.5, lambda: v * v, lambda: v)
+
+        acc = tf.while_loop(lambda i, a: i < 3, body, [0, 0.0])[1]
+        (g,) = tf.gradients(acc, x)
+        np.testing.assert_allclose(_run(g), [1.0, 4.0, 6.0])
+
+
+def test_static_shapes_learned_by_writes_and_splits():
+    with tf.Graph().as_default():
+        ta = tf.TensorArray(tf.float32, size=0, infer_shape=True)
+        ta.unstack(tf.zeros([0, 3, 5])).mark_used()  # never run: only its shape is kept
+        packed, joined = ta.stack(), ta.concat()
+        p, c = _run([packed, joined])
+        assert p.shape == (0, 3, 5) and c.shape == (0, 5)
+        sp = tf.TensorArray(tf.float32, size=0, dynamic_size=True).split(
+            tf.constant([[1.0, -1.0], [2.0, -2.0], [3.0, -3.0]]), [1, 1, 1])
+        assert sp.read(0).shape.as_list() == [1, 2]
+        ragged = tf.TensorArray(tf.float32, size=0, dynamic_size=True).split(
+            tf.constant([[1.0, -1.0], [2.0, -2.0], [3.0, -3.0]]), [1, 2])
+        assert ragged.read(0).shape.ndims is None
+
+
+def test_gradient_arrays_aggregate_writes_and_dynamic_split_gradient():
+    with tf.Graph().as_default():
+        ta = tf.TensorArray(tf.float32, size=3, tensor_array_name="foo", infer_shape=False)
+        g = ta.grad("grad").write(2, 3.0).write(2, 4.0).write(2, 5.0)
+        assert _run(g.read(2)) == 12.0
+        bad = ta.grad("grad").write(1, 1.0).write(1, [1.0])
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"Could not aggregate to TensorArray index 1 because the "
+                           r"existing shape is \[\] but the new input shape is \[1\]"):
+            _run(bad.flow)
+        x = tf.constant([1.0, 2.0, 3.0])
+        joined = tf.TensorArray(tf.float32, size=3, dynamic_size=True).split(
+            x, [1, 1, 1]).write(3, [4.0]).concat()
+        (gx,) = tf.gradients(joined, [x])
+        j, gv = _run([joined, gx])
+        np.testing.assert_allclose(j, [1.0, 2.0, 3.0, 4.0])
+        np.testing.assert_allclose(gv, [1.0, 1.0, 1.0])

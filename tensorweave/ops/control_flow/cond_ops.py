@@ -28,7 +28,8 @@ from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.tensor_array.tensor_array import from_flows, is_tensor_array, to_flows
 from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
-                                               _pytuple, _shapes_attr, _zeros_grad)
+                                               _pytuple, _shapes_attr, _zeros_grad,
+                                               replaying)
 from tensorweave.ops.math import math_ops
 from tensorweave.framework.graph import control_dependencies
 
@@ -69,7 +70,13 @@ def _(ctx: Any, step: Any, cond: Any, inputs: list, *, then_branch: FuncGraph,
             None, None, f"The predicate of If must be a scalar, got a value of shape "
             f"{pred.shape}")
     branch = then_branch if bool(pred.reshape(())) else else_branch
+    if getattr(branch, _REPLAYS, False):  # a gradient branch re-running forward ops
+        with replaying(step):
+            return _kernel_result(ctx.call_function(branch, list(inputs), step))
     return _kernel_result(ctx.call_function(branch, list(inputs), step))
+
+
+_REPLAYS = "_tw_replays_forward"
 
 
 @if_op.gradient
@@ -97,6 +104,8 @@ def _(op: Operation, *grads: Any) -> Any:
 
     then_g = func_graph_from_py_func(then_b.name + "_grad", grad_fn(then_b), specs, g)
     else_g = func_graph_from_py_func(else_b.name + "_grad", grad_fn(else_b), specs, g)
+    setattr(then_g, _REPLAYS, True)
+    setattr(else_g, _REPLAYS, True)
     # A None gradient in one branch must be a zero in that branch if the other has one.
     then_res = flatten(then_g.structured_outputs)
     else_res = flatten(else_g.structured_outputs)

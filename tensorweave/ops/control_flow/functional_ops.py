@@ -58,7 +58,7 @@ from tensorweave.ops.array.array_ops import concat, expand_dims, shape, stop_gra
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
-                                               _shapes_attr, _zeros_grad)
+                                               _shapes_attr, _zeros_grad, replaying)
 from tensorweave.ops.control_flow.while_ops import _check_step, _shape_leq
 
 __all__ = ["map_fn", "scan", "foldl", "foldr"]
@@ -188,6 +188,15 @@ def _(ctx: Any, step: Any, init: list, elems: list, captures: list, forward: lis
       grads: list, *, body: FuncGraph, body_grad: FuncGraph, reverse: bool, fwd_T: list,
       carry_index: list, elem_index: list, capture_index: list, out_index: list, T: list,
       output_shapes: list) -> Any:
+    with replaying(step):
+        return _scan_backward(ctx, step, init, elems, captures, grads, body, body_grad,
+                              reverse, fwd_T, carry_index, elem_index, capture_index)
+
+
+def _scan_backward(ctx: Any, step: Any, init: list, elems: list, captures: list,
+                   grads: list, body: FuncGraph, body_grad: FuncGraph, reverse: bool,
+                   fwd_T: list, carry_index: list, elem_index: list,
+                   capture_index: list) -> Any:
     fwd = ctx.op.inputs[len(init) + len(elems) + len(captures)].op
     tape = step.__dict__.get(_TAPES_ATTR, {}).get(id(fwd))
     if tape is None:  # the forward op ran in another step: recompute its carries

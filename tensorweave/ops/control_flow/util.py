@@ -4,7 +4,8 @@ While in `while_ops`): attr encoding, kernel results, gradient values.
 from __future__ import annotations
 
 import builtins
-from typing import Any, Sequence
+import contextlib
+from typing import Any, Iterator, Sequence
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
@@ -14,6 +15,7 @@ from tensorweave.ops.math import math_ops
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops.array.array_ops import zeros_like
 from tensorweave.ops.tensor_array.tensor_array_ops import zeros_flow
+from tensorweave.ops.tensor_array.value import REPLAYING
 
 _pytuple = builtins.tuple  # control_flow_ops defines tf's `tuple`
 
@@ -51,3 +53,15 @@ def _densify(x: Any) -> Any:
         assert x.dense_shape is not None  # gradients of function inputs carry it
         return math_ops.unsorted_segment_sum(x.values, x.indices, x.dense_shape[0])
     return convert_to_tensor(x)
+
+
+@contextlib.contextmanager
+def replaying(step: Any) -> Iterator[None]:
+    """Marks `step` while a gradient kernel re-runs forward ops (a loop body, a cond
+    branch): TensorArray reads in them are replays, not second reads (TF 1.x's
+    clear_after_read)."""
+    step.__dict__[REPLAYING] = step.__dict__.get(REPLAYING, 0) + 1
+    try:
+        yield
+    finally:
+        step.__dict__[REPLAYING] -= 1

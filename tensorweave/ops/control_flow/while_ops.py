@@ -25,7 +25,8 @@ from tensorweave.framework.op_def import REQUIRED, define_op, symbolic_gradients
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
-                                               _pytuple, _shapes_attr, _zeros_grad)
+                                               _pytuple, _shapes_attr, _zeros_grad,
+                                               replaying)
 from tensorweave.ops.array.array_ops import stop_gradient
 from tensorweave.ops.tensor_array.tensor_array import from_flows, to_flows
 
@@ -291,14 +292,16 @@ def _(ctx: Any, step: Any, inputs: list, max_iter: list, outputs: list, grads: l
       cond: FuncGraph, body: FuncGraph, body_grad: FuncGraph, grad_index: list, forward: str,
       T: list, output_shapes: list) -> Any:
     fwd = ctx.op.inputs[len(inputs) + len(max_iter)].op  # the forward While op
-    states = step.__dict__.get(_TAPES_ATTR, {}).get(id(fwd))
-    if states is None:
-        states = _run_loop(ctx, step, list(inputs), max_iter, cond, body, True)
-    g = [np.asarray(x) for x in grads]
-    for k in range(len(states) - 2, -1, -1):
-        _check_step(step, ctx.name)
-        g = [np.asarray(x) for x in ctx.call_function(body_grad, list(states[k]) + g, step)]
-        # states[k] is the iteration's inputs followed by its recorded stateful values
+    with replaying(step):
+        states = step.__dict__.get(_TAPES_ATTR, {}).get(id(fwd))
+        if states is None:
+            states = _run_loop(ctx, step, list(inputs), max_iter, cond, body, True)
+        g = [np.asarray(x) for x in grads]
+        for k in range(len(states) - 2, -1, -1):
+            _check_step(step, ctx.name)
+            g = [np.asarray(x) for x in
+                 ctx.call_function(body_grad, list(states[k]) + g, step)]
+            # states[k] is the iteration's inputs followed by its recorded stateful values
     return _kernel_result(g)
 
 

@@ -228,8 +228,9 @@ class TensorArray:
         into `lengths`)."""
         with name_scope(name, "TensorArraySplit"):
             value = convert_to_tensor(value, dtype=self._dtype, name="value")
-            lengths64 = cast(convert_to_tensor(lengths, name="lengths"), _dt.int64)
-            known = constant_value(lengths64)
+            lengths_t = convert_to_tensor(lengths, name="lengths")
+            lengths64 = cast(lengths_t, _dt.int64)
+            known = constant_value(lengths_t)
             if value.shape.ndims is not None and known is not None:
                 known = np.asarray(known)
                 if known.ndim == 1 and known.size and known.max() == known.min():
@@ -260,6 +261,9 @@ class TensorArray:
         g = self._with_flow(zeros_flow(self._flow if flow is None else flow))
         g._dynamic_size = True
         return g
+
+    def mark_used(self) -> None:
+        """TF's should-use marker on write results; nothing to mark here."""
 
     def __repr__(self) -> str:
         return f"<tf.TensorArray dtype={self._dtype.name} flow={self._flow.name}>"

@@ -19,6 +19,7 @@ Example:
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -61,12 +62,18 @@ new_op.shape(_flow_out)
 new_op.no_gradient()
 
 
+_serial = itertools.count(1)
+
+
 @new_op.kernel("CPU", kind="context")
 def _(ctx: Any, step: Any, size: Any, *, dtype: Any, element_shape: Any, dynamic_size: bool,
       clear_after_read: bool, identical_element_shapes: bool, tensor_array_name: str) -> Any:
-    return TensorArrayValue.new(tensor_array_name or ctx.name, int(np.asarray(size)),
+    # TF names each created array "<name>_<serial>" in its errors.
+    name = f"{tensor_array_name or ctx.name}_{next(_serial)}"
+    return TensorArrayValue.new(name, int(np.asarray(size)),
                                 _dt.as_dtype(dtype).as_numpy_dtype, bool(dynamic_size),
-                                _dims(element_shape), bool(identical_element_shapes))
+                                _dims(element_shape), bool(identical_element_shapes),
+                                bool(clear_after_read))
 
 
 size_op = define_op("TensorArrayFlowSize", inputs=("flow",))
@@ -129,9 +136,12 @@ def _(flow: Tensor, index: Tensor, *, dtype: Any, element_shape: Any) -> Any:
     return _dt.as_dtype(dtype), _elem_shape(element_shape)
 
 
-@read_op.kernel("CPU")
-def _(flow: Any, index: Any, *, dtype: Any, element_shape: Any) -> Any:
-    return _check_read_dtype(unwrap(flow), dtype).read(int(np.asarray(index)))
+@read_op.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, flow: Any, index: Any, *, dtype: Any, element_shape: Any) -> Any:
+    v = _check_read_dtype(unwrap(flow), dtype)
+    value = v.read(int(np.asarray(index)), known=_dims(element_shape))
+    v.note_reads(step, [int(np.asarray(index))])
+    return value
 
 
 def _check_read_dtype(v: TensorArrayValue, dtype: Any) -> TensorArrayValue:
@@ -204,9 +214,12 @@ def _(flow: Tensor, indices: Tensor, *, dtype: Any, element_shape: Any) -> Any:
                                  else TensorShape([n] + es.as_list()))
 
 
-@gather_op.kernel("CPU")
-def _(flow: Any, indices: Any, *, dtype: Any, element_shape: Any) -> Any:
-    return _check_read_dtype(unwrap(flow), dtype).gather(indices)
+@gather_op.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, flow: Any, indices: Any, *, dtype: Any, element_shape: Any) -> Any:
+    v = _check_read_dtype(unwrap(flow), dtype)
+    value = v.gather(indices, known=_dims(element_shape))
+    v.note_reads(step, list(np.asarray(indices).reshape(-1)))
+    return value
 
 
 @gather_op.gradient
@@ -253,9 +266,12 @@ def _(flow: Tensor, *, dtype: Any, element_shape_except0: Any) -> Any:
     return [(_dt.as_dtype(dtype), value), (_dt.int64, TensorShape([None]))]
 
 
-@concat_op.kernel("CPU")
-def _(flow: Any, *, dtype: Any, element_shape_except0: Any) -> Any:
-    return _check_read_dtype(unwrap(flow), dtype).concat()
+@concat_op.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, flow: Any, *, dtype: Any, element_shape_except0: Any) -> Any:
+    v = _check_read_dtype(unwrap(flow), dtype)
+    value = v.concat(known_tail=_dims(element_shape_except0))
+    v.note_reads(step, range(v.size))
+    return value
 
 
 grad_split_op = define_op("TensorArrayFlowGradSplit", inputs=("flow", "value", "lengths"))
@@ -283,8 +299,10 @@ def _(grad_flow: Tensor, like: Tensor, lengths: Tensor) -> Any:
 def _(grad_flow: Any, like: Any, lengths: Any) -> Any:
     lengths = np.asarray(lengths).reshape(-1)
     g = unwrap(grad_flow)
-    g = TensorArrayValue(g.name, g.dtype, g.items + (None,) * (len(lengths) - g.size),
-                         True, None, False, True)
+    # one piece per length: the forward split's elements (later writes are not its)
+    n = len(lengths)
+    g = TensorArrayValue(g.name, g.dtype, (g.items + (None,) * n)[:n], True, None, False,
+                         True)
     return g.concat(lengths, like)[0]
 
 

@@ -49,10 +49,11 @@ class TensorArrayValue:
     """An immutable TensorArray: elements (None where unwritten) and its settings."""
 
     __slots__ = ("name", "dtype", "items", "dynamic", "element_shape", "identical",
-                 "is_grad")
+                 "is_grad", "clear_after_read", "root")
 
     def __init__(self, name: str, dtype: Any, items: tuple, dynamic: bool,
-                 element_shape: list | None, identical: bool, is_grad: bool) -> None:
+                 element_shape: list | None, identical: bool, is_grad: bool,
+                 clear_after_read: bool = False, root: Any = None) -> None:
         self.name = name
         self.dtype = np.dtype(dtype)
         self.items = items
@@ -60,24 +61,45 @@ class TensorArrayValue:
         self.element_shape = element_shape
         self.identical = identical
         self.is_grad = is_grad
+        self.clear_after_read = clear_after_read
+        # Shared by every value derived from one creation: the key of its reads.
+        self.root = root if root is not None else _Root()
 
     @classmethod
     def new(cls, name: str, size: int, dtype: Any, dynamic: bool = False,
-            element_shape: list | None = None, identical: bool = True) -> "TensorArrayValue":
+            element_shape: list | None = None, identical: bool = True,
+            clear_after_read: bool = False) -> "TensorArrayValue":
         if size < 0:
             raise errors.InvalidArgumentError(None, None, f"TensorArray {name}: Size should "
                                               f"be >= 0, got {size}.")
-        return cls(name, dtype, (None,) * size, dynamic, element_shape, identical, False)
+        return cls(name, dtype, (None,) * size, dynamic, element_shape, identical, False,
+                   clear_after_read)
 
     def _replace(self, items: tuple, element_shape: list | None = None) -> "TensorArrayValue":
         es = self.element_shape if element_shape is None else element_shape
         return TensorArrayValue(self.name, self.dtype, items, self.dynamic, es,
-                                self.identical, self.is_grad)
+                                self.identical, self.is_grad, self.clear_after_read,
+                                self.root)
 
     def zeros_grad(self) -> "TensorArrayValue":
         """A gradient value of the same size with nothing written (all zeros)."""
         return TensorArrayValue(self.name + "@grad", self.dtype, (None,) * len(self.items),
                                 True, self.element_shape, False, True)
+
+    def note_reads(self, step: Any, indices: Sequence[int]) -> None:
+        """TF 1.x's clear_after_read: an element read once in a step cannot be read again
+        (except by a loop gradient replaying its forward body, see REPLAYING)."""
+        if not self.clear_after_read or self.is_grad or step.__dict__.get(REPLAYING):
+            return
+        seen = step.__dict__.setdefault("_tw_ta_cleared", set())
+        for i in indices:
+            key = (self.root, int(i))
+            if key in seen:
+                raise errors.InvalidArgumentError(
+                    None, None, f"TensorArray {self.name}: Could not read index {int(i)} "
+                    "twice because it was cleared after a previous read (perhaps try "
+                    "setting clear_after_read = false?).")
+            seen.add(key)
 
     @property
     def size(self) -> int:
@@ -128,7 +150,15 @@ class TensorArrayValue:
         return self.write_many([index], [value])
 
     # ---- reads ----------------------------------------------------------------
-    def read(self, index: int, like: Any = None) -> np.ndarray:
+    def _shape_or(self, known: list | None) -> list | None:
+        """The element shape, or the graph's static one (`known`) where the value
+        has none: a shape learned by a write that never ran (TF keeps it too)."""
+        es = self.element_shape
+        if es is None or any(d is None or d < 0 for d in es):
+            return known if known is not None else es
+        return es
+
+    def read(self, index: int, like: Any = None, known: list | None = None) -> np.ndarray:
         """Element `index`; unwritten: zeros of the known element shape (of `like` for
         a gradient value), TF 1.x's rule, else TF's error."""
         index = int(index)
@@ -141,7 +171,7 @@ class TensorArrayValue:
             return item
         if like is not None:
             return np.zeros(np.shape(like), dtype=self.dtype)
-        es = self.element_shape
+        es = self._shape_or(known)
         if es is None or any(d is None or d < 0 for d in es):
             raise errors.InvalidArgumentError(
                 None, None, f"TensorArray {self.name}: Could not read from TensorArray index "
@@ -153,17 +183,18 @@ class TensorArrayValue:
                 "incurring this error.")
         return np.zeros(es, dtype=self.dtype)
 
-    def gather(self, indices: Sequence[int], like: Any = None) -> np.ndarray:
+    def gather(self, indices: Sequence[int], like: Any = None,
+               known: list | None = None) -> np.ndarray:
         idx = [int(i) for i in np.asarray(indices).reshape(-1)]
         if not idx:
-            es = self.element_shape
+            es = self._shape_or(known)
             if es is None or any(d is None or d < 0 for d in es):
                 raise errors.UnimplementedError(
                     None, None, f"TensorArray {self.name}: TensorArray has size zero, but "
                     f"element shape {shape_string(es)} is not fully defined. Currently only "
                     "static shapes are supported when packing zero-size TensorArrays.")
             return np.zeros([0] + list(es), dtype=self.dtype)
-        rows = [self.read(i, None if like is None else np.asarray(like)[k])
+        rows = [self.read(i, None if like is None else np.asarray(like)[k], known)
                 for k, i in enumerate(idx)]
         first = np.shape(rows[0])
         for i, r in zip(idx, rows):
@@ -174,8 +205,8 @@ class TensorArrayValue:
                     f"shape: {shape_string(np.shape(r))}")
         return np.stack(rows).astype(self.dtype, copy=False)
 
-    def concat(self, lengths: Sequence[int] | None = None,
-               like: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def concat(self, lengths: Sequence[int] | None = None, like: Any = None,
+               known_tail: list | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The elements joined along dim 0, and each one's length."""
         parts = []
         offset = 0
@@ -193,7 +224,9 @@ class TensorArrayValue:
             parts.append(v)
         if not parts:
             es = self.element_shape
-            tail = [] if es is None else [0 if d is None or d < 0 else d for d in es[1:]]
+            tail = known_tail if es is None and known_tail is not None else \
+                [] if es is None else es[1:]
+            tail = [0 if d is None or d < 0 else d for d in tail]
             return np.zeros([0] + tail, self.dtype), np.zeros([0], np.int64)
         for i, p in enumerate(parts[1:], 1):
             if p.shape[1:] != parts[0].shape[1:]:
@@ -231,7 +264,19 @@ class TensorArrayValue:
         return self.write_many(range(len(pieces)), pieces)
 
     # ---- gradients ------------------------------------------------------------
-    def __add__(self, other: "TensorArrayValue") -> "TensorArrayValue":
+    def __radd__(self, other: Any) -> "TensorArrayValue":
+        # a zero start (a loop gradient's running sum of a captured array's gradient)
+        if isinstance(other, TensorArrayValue):
+            return other + self
+        if np.ndim(other) == 0 and not np.asarray(other, dtype=object).item():
+            return self
+        return NotImplemented
+
+    def __add__(self, other: Any) -> "TensorArrayValue":
+        if isinstance(other, np.ndarray) and other.dtype == object and other.ndim == 0:
+            other = other.item()
+        if not isinstance(other, TensorArrayValue):
+            return self.__radd__(other)
         n = max(len(self.items), len(other.items))
         a = self.items + (None,) * (n - len(self.items))
         b = other.items + (None,) * (n - len(other.items))
@@ -244,6 +289,17 @@ class TensorArrayValue:
         kind = "gradient " if self.is_grad else ""
         return (f"<{kind}TensorArray {self.name!r} size={len(self.items)} "
                 f"written={written} dtype={_dtname(self.dtype)}>")
+
+
+# Step attribute a loop gradient kernel raises while it replays its forward body, so
+# the replayed reads are not taken for second reads.
+REPLAYING = "_tw_ta_replaying"
+
+
+class _Root:
+    """Identity shared by the values of one TensorArray creation."""
+
+    __slots__ = ("__weakref__",)
 
 
 def _add(a: np.ndarray, b: np.ndarray, name: str, index: int) -> np.ndarray:
