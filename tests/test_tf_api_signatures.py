@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import tensorweave as tf
@@ -33,6 +34,7 @@ ALLOWED: dict[str, str] = {
     "Operation": "TF's takes a NodeDef; ops are made by op functions / Graph.create_op",
     "Tensor": "TF's takes (op, value_index, dtype); tensors are op outputs",
     "data.Iterator": "TF's takes a resource and the 3 structure parts; use from_structure",
+    "keras.optimizers.Optimizer": "is tf.train.Optimizer (no OptimizerV2 base to subclass)",
 }
 
 
@@ -162,3 +164,22 @@ def test_deprecated_argument_names_still_work() -> None:
             tf.decode_raw(raw, tf.int16, bytes=raw)
         with pytest.raises(ValueError, match="Keyword arguments are required"):
             tf.sparse.split(tf.SparseTensor([[0, 0]], [1.0], [1, 2]), 2, 1)
+
+
+def test_keras_positional_and_renamed_arguments() -> None:
+    keras = tf.keras
+    lstm = keras.layers.LSTM(4, "tanh", "sigmoid", False)
+    assert lstm.use_bias is False  # 4th is use_bias in TF 1.x, not unit_forget_bias
+    gru = keras.layers.GRU(3, return_sequences=True, reset_after=True)
+    assert gru.return_sequences and gru.reset_after
+    with pytest.raises(TypeError, match="multiple values"):
+        keras.layers.GRU(3, "tanh", "sigmoid", True, "zeros", "zeros", "zeros", None,
+                         kernel_regularizer=None)
+    assert keras.optimizers.Adam(lr=0.5)._lr == 0.5
+    assert keras.optimizers.Adam(0.25)._lr == 0.25
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        keras.optimizers.SGD(learnin_rate=0.1)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        x = tf.constant(np.arange(12, dtype=np.float32).reshape(1, 3, 4))  # [b, c, steps]
+        pooled = keras.layers.GlobalAveragePooling1D("channels_first")(x)
+        np.testing.assert_allclose(sess.run(pooled), [[1.5, 5.5, 9.5]])

@@ -15,7 +15,8 @@ Sources, in order of precedence (TF 1.15 is the specification):
    `tf_export` under tensorflow/python, read with `ast`. Where it differs from
    TF 2.21 the tool prints the name (TF 2.x added `index_type` before `name` in
    `nn.top_k`, for instance; a TF1 program passing `name` 4th means 1.15's order).
-   This also covers namespaces TF 2.21 builds only from Keras 2 (`layers`).
+   This also covers namespaces TF 2.21 builds only from Keras 2 (`layers`,
+   `keras.layers`, `keras.optimizers`: `keras_export` definitions).
 3. TF 2.21's `tf.compat.v1`, introspected: generated op wrappers (`gen_*_ops`
    are not in TF's repository) and names exported by call rather than decorator.
 
@@ -44,9 +45,11 @@ DEFAULT_REPO = "/work/.mirror/uve+tensorflow/repo"
 # Sub-namespaces of tf.compat.v1 recorded besides the root ("" below).
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "data", "io", "image", "sparse",
               "math", "strings", "summary", "linalg", "random", "feature_column",
-              "initializers", "saved_model", "layers")
+              "initializers", "saved_model", "layers", "keras.layers", "keras.optimizers")
 # Namespaces TF 2.21 cannot introspect (built from Keras 2 only): TF 1.15's sources alone.
-SOURCE_ONLY = ("layers",)
+SOURCE_ONLY = ("layers", "keras.layers", "keras.optimizers")
+# The decorators that export a definition to the public API (Keras has its own).
+EXPORTERS = ("tf_export", "keras_export")
 
 _PREFIX = {"POSITIONAL_ONLY": "/", "POSITIONAL_OR_KEYWORD": "", "VAR_POSITIONAL": "*",
            "KEYWORD_ONLY": ":", "VAR_KEYWORD": "**"}
@@ -129,7 +132,7 @@ def _v1_exports(node: ast.AST) -> list[str]:
     """The tf.compat.v1 names a `@tf_export(...)` decorator gives `node`."""
     names: list[str] = []
     for dec in getattr(node, "decorator_list", []):
-        if not (isinstance(dec, ast.Call) and getattr(dec.func, "id", "") == "tf_export"):
+        if not (isinstance(dec, ast.Call) and getattr(dec.func, "id", "") in EXPORTERS):
             continue
         v1 = [kw.value for kw in dec.keywords if kw.arg == "v1"]
         elts = (v1[0].elts if v1 and isinstance(v1[0], (ast.List, ast.Tuple))
@@ -143,29 +146,43 @@ def _recorded(name: str) -> bool:
     return ns in NAMESPACES and not leaf.startswith("_")
 
 
+def _init_of(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> ast.FunctionDef | None:
+    """`cls`'s __init__, or the one it inherits from a base class of the same module."""
+    for item in cls.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+            return item
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in classes and base.id != cls.name:
+            found = _init_of(classes[base.id], classes)
+            if found is not None:
+                return found
+    return None
+
+
 def _from_sources(repo: str) -> dict[str, list[str]]:
-    files = subprocess.run(["git", "-C", repo, "grep", "-l", "@tf_export", TAG, "--",
-                            "tensorflow/python"], check=True, capture_output=True,
+    files = subprocess.run(["git", "-C", repo, "grep", "-l", "-E", "@(tf|keras)_export", TAG,
+                            "--", "tensorflow/python"], check=True, capture_output=True,
                            text=True).stdout.split()
     table: dict[str, list[str]] = {}
     for spec in files:
         path = spec.split(":", 1)[1]
-        if not path.endswith(".py") or path.endswith("_test.py") or "/keras/" in path:
+        if not path.endswith(".py") or path.endswith("_test.py"):
             continue
         src = subprocess.run(["git", "-C", repo, "show", f"{TAG}:{path}"], check=True,
                              capture_output=True, text=True).stdout
-        for node in ast.parse(src).body:
+        body = ast.parse(src).body
+        classes = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+        for node in body:
             exported = [n for n in _v1_exports(node) if _recorded(n)]
             if not exported:
                 continue
             if isinstance(node, ast.FunctionDef):
                 params = _arg_list(node.args, drop_self=False)
             elif isinstance(node, ast.ClassDef):
-                init = [b for b in node.body
-                        if isinstance(b, ast.FunctionDef) and b.name == "__init__"]
-                if not init:
+                init = _init_of(node, classes)
+                if init is None:
                     continue
-                params = _arg_list(init[0].args, drop_self=True)
+                params = _arg_list(init.args, drop_self=True)
             else:
                 continue
             for name in exported:

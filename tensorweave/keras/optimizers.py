@@ -18,32 +18,60 @@ from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.rmsprop import RMSPropOptimizer
 
 
-def SGD(lr: float = 0.01, momentum: float = 0.0, nesterov: bool = False,
-        learning_rate: float | None = None) -> Optimizer:
-    """Plain, momentum or Nesterov gradient descent."""
-    rate = learning_rate if learning_rate is not None else lr
+def _rate(learning_rate: float, kwargs: dict[str, Any], who: str) -> float:
+    """`learning_rate`, or Keras's older `lr` keyword (TF 1.x accepts both)."""
+    lr = kwargs.pop("lr", None)
+    if kwargs:
+        raise TypeError(f"keras.optimizers.{who}: unexpected keyword arguments "
+                        f"{sorted(kwargs)}; tensorweave's Keras optimizers take TF 1.x's "
+                        "named parameters and lr.")
+    return learning_rate if lr is None else lr
+
+
+def SGD(learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False,
+        name: str = "SGD", **kwargs: Any) -> Optimizer:
+    """Plain, momentum or Nesterov gradient descent (TF 1.x's parameters; `lr=` too)."""
+    rate = _rate(learning_rate, kwargs, "SGD")
     if momentum:
-        return MomentumOptimizer(rate, momentum, use_nesterov=nesterov)
-    return GradientDescentOptimizer(rate)
+        return MomentumOptimizer(rate, momentum, use_nesterov=nesterov, name=name)
+    return GradientDescentOptimizer(rate, name=name)
 
 
-def Adam(lr: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-         epsilon: float = 1e-7, learning_rate: float | None = None) -> Optimizer:
-    """Adam with Keras's defaults."""
-    rate = learning_rate if learning_rate is not None else lr
-    return AdamOptimizer(rate, beta_1, beta_2, epsilon)
+def Adam(learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+         epsilon: float = 1e-7, amsgrad: bool = False, name: str = "Adam",
+         **kwargs: Any) -> Optimizer:
+    """Adam with Keras's defaults (TF 1.x's parameters; `lr=` too).
+
+    Raises:
+        ValueError: for amsgrad=True, which tensorweave's Adam does not implement.
+    """
+    if amsgrad:
+        raise ValueError("keras.optimizers.Adam: amsgrad=True is not supported; use "
+                         "amsgrad=False.")
+    return AdamOptimizer(_rate(learning_rate, kwargs, "Adam"), beta_1, beta_2, epsilon,
+                         name=name)
 
 
-def RMSprop(lr: float = 0.001, rho: float = 0.9, epsilon: float = 1e-7,
-            learning_rate: float | None = None) -> Optimizer:
-    """RMSprop with Keras's defaults."""
-    rate = learning_rate if learning_rate is not None else lr
-    return RMSPropOptimizer(rate, decay=rho, epsilon=epsilon)
+def RMSprop(learning_rate: float = 0.001, rho: float = 0.9, momentum: float = 0.0,
+            epsilon: float = 1e-7, centered: bool = False, name: str = "RMSprop",
+            **kwargs: Any) -> Optimizer:
+    """RMSprop with Keras's defaults (TF 1.x's parameters; `lr=` too)."""
+    return RMSPropOptimizer(_rate(learning_rate, kwargs, "RMSprop"), decay=rho,
+                            momentum=momentum, epsilon=epsilon, centered=centered, name=name)
 
 
-def Adagrad(lr: float = 0.01, learning_rate: float | None = None) -> Optimizer:
-    """Adagrad."""
-    return AdagradOptimizer(learning_rate if learning_rate is not None else lr)
+def Adagrad(learning_rate: float = 0.001, initial_accumulator_value: float = 0.1,
+            epsilon: float = 1e-7, name: str = "Adagrad", **kwargs: Any) -> Optimizer:
+    """Adagrad (TF 1.x's parameters; `lr=` too).
+
+    Raises:
+        ValueError: an `epsilon` other than 1e-7: tf.train's Adagrad has no epsilon term.
+    """
+    if epsilon != 1e-7:
+        raise ValueError(f"keras.optimizers.Adagrad: epsilon={epsilon!r} is not supported "
+                         "(tf.train.AdagradOptimizer has no epsilon); leave the default.")
+    return AdagradOptimizer(_rate(learning_rate, kwargs, "Adagrad"),
+                            initial_accumulator_value, name=name)
 
 
 def get(identifier: Any) -> Optimizer:

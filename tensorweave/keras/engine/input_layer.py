@@ -30,10 +30,11 @@ class InputLayer(Layer):
 
     def __init__(self, input_shape: Any = None, batch_size: int | None = None,
                  dtype: Any = None, input_tensor: Any = None, sparse: bool = False,
-                 name: str | None = None, batch_input_shape: Any = None) -> None:
-        if sparse:
-            raise ValueError("InputLayer: sparse inputs are not supported; feed a dense "
-                             "tensor instead.")
+                 name: str | None = None, ragged: bool = False,
+                 batch_input_shape: Any = None) -> None:
+        if sparse or ragged:
+            raise ValueError("InputLayer: sparse and ragged inputs are not supported; feed a "
+                             "dense tensor instead.")
         if name is None:
             name = f"input_{backend.get_uid('input')}"
         super().__init__(name=name, dtype=dtype or _dt.float32)
@@ -66,7 +67,7 @@ class InputLayer(Layer):
 
 def Input(shape: Any = None, batch_size: int | None = None, name: str | None = None,
           dtype: Any = None, sparse: bool = False, tensor: Any = None,
-          batch_shape: Any = None, **kwargs: Any) -> Tensor:
+          ragged: bool = False, batch_shape: Any = None, **kwargs: Any) -> Tensor:
     """`tf.keras.Input`: a placeholder Keras knows as a model input.
 
     Args:
@@ -89,7 +90,7 @@ def Input(shape: Any = None, batch_size: int | None = None, name: str | None = N
         raise ValueError("Please provide to Input either a `shape` or a `tensor` argument. "
                          "Note that `shape` does not include the batch dimension.")
     layer = InputLayer(input_shape=shape, batch_size=batch_size, dtype=dtype,
-                       input_tensor=tensor, sparse=sparse, name=name,
+                       input_tensor=tensor, sparse=sparse, name=name, ragged=ragged,
                        batch_input_shape=batch_shape)
     out: Tensor = layer.output
     return out

@@ -101,12 +101,13 @@ class DepthwiseConv2D(Conv2D):
 
     def __init__(self, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
                  depth_multiplier: int = 1, data_format: str | None = None,
-                 dilation_rate: Any = (1, 1), activation: Any = None, use_bias: bool = True,
+                 activation: Any = None, use_bias: bool = True,
                  depthwise_initializer: Any = "glorot_uniform",
                  bias_initializer: Any = "zeros", depthwise_regularizer: Any = None,
                  bias_regularizer: Any = None, activity_regularizer: Any = None,
                  depthwise_constraint: Any = None, bias_constraint: Any = None,
-                 **kwargs: Any) -> None:
+                 dilation_rate: Any = (1, 1), **kwargs: Any) -> None:
+        # TF 1.x's order; dilation_rate (a later TF addition) comes last, keyword in practice.
         # filters is set at build (in_channels * depth_multiplier); 1 passes the check.
         super().__init__(1, kernel_size, strides, padding, data_format, dilation_rate,
                          activation, use_bias, bias_initializer=bias_initializer,

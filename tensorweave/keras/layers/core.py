@@ -257,14 +257,24 @@ class Reshape(Layer):
 class Lambda(Layer):
     """Wraps a function of tensors as a layer. Example: `Lambda(lambda x: x * 2)`."""
 
-    def __init__(self, function: Callable[..., Any], arguments: dict[str, Any] | None = None,
+    def __init__(self, function: Callable[..., Any], output_shape: Any = None,
+                 mask: Any = None, arguments: dict[str, Any] | None = None,
                  **kwargs: Any) -> None:
-        kwargs.pop("output_shape", None)  # the output's static shape comes from the ops
+        # TF 1.x's order. output_shape is not needed: the ops give the static shape.
         super().__init__(**kwargs)
         self.function, self.arguments = function, dict(arguments or {})
+        self.mask = mask
 
     def call(self, inputs: Any) -> Any:
         return self.function(inputs, **self.arguments)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """TF's: `mask(inputs, mask)` when callable, else the fixed `mask` given."""
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        if self.mask is not None:
+            return self.mask
+        return super().compute_mask(inputs, mask)
 
 
 class Masking(Layer):

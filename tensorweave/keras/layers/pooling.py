@@ -142,9 +142,15 @@ class AveragePooling1D(_Pooling1D):
 
 
 class _GlobalPooling1D(Layer):
+    def __init__(self, data_format: str = "channels_last", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.data_format = normalize_data_format(data_format)
+        # [batch, steps, channels], or [batch, channels, steps] for channels_first.
+        self._steps_axis = 1 if self.data_format == "channels_last" else 2
+
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         dims = TensorShape(input_shape).as_list()
-        return TensorShape([dims[0], dims[2]])
+        return TensorShape([dims[0], dims[3 - self._steps_axis]])
 
 
 class GlobalAveragePooling1D(_GlobalPooling1D):
@@ -157,19 +163,21 @@ class GlobalAveragePooling1D(_GlobalPooling1D):
         return None
 
     def call(self, inputs: Any, mask: Any = None) -> Any:
+        axis = self._steps_axis
         if mask is None:
-            return math_ops.reduce_mean(inputs, axis=1)
-        weights = array_ops.expand_dims(math_ops.cast(mask, inputs.dtype.base_dtype), -1)
-        total = math_ops.reduce_sum(math_ops.multiply(inputs, weights), axis=1)
+            return math_ops.reduce_mean(inputs, axis=axis)
+        weights = array_ops.expand_dims(math_ops.cast(mask, inputs.dtype.base_dtype),
+                                        3 - axis)  # the channels axis
+        total = math_ops.reduce_sum(math_ops.multiply(inputs, weights), axis=axis)
         return math_ops.divide(total, math_ops.maximum(
-            math_ops.reduce_sum(weights, axis=1), 1e-7))
+            math_ops.reduce_sum(weights, axis=axis), 1e-7))
 
 
 class GlobalMaxPooling1D(_GlobalPooling1D):
     """Max over the steps: [batch, steps, channels] -> [batch, channels]."""
 
     def call(self, inputs: Any) -> Any:
-        return math_ops.reduce_max(inputs, axis=1)
+        return math_ops.reduce_max(inputs, axis=self._steps_axis)
 
 
 MaxPool1D = MaxPooling1D

@@ -27,6 +27,27 @@ from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
 
 
+# TF 1.x's LSTM/GRU parameters after bias_initializer (and LSTM's unit_forget_bias).
+_RNN_TAIL = ("kernel_regularizer", "recurrent_regularizer", "bias_regularizer",
+             "activity_regularizer", "kernel_constraint", "recurrent_constraint",
+             "bias_constraint", "dropout", "recurrent_dropout", "implementation",
+             "return_sequences", "return_state", "go_backwards", "stateful", "unroll")
+
+
+def _rnn_positional(args: tuple[Any, ...], kwargs: dict[str, Any],
+                    with_reset_after: bool) -> dict[str, Any]:
+    """Positional arguments past bias_initializer named as TF 1.x's LSTM/GRU name them."""
+    names = _RNN_TAIL + (("reset_after",) if with_reset_after else ())
+    if len(args) > len(names):
+        raise TypeError(f"too many positional arguments ({len(args)} after "
+                        f"bias_initializer; TF takes {names})")
+    for name, value in zip(names, args):
+        if name in kwargs:
+            raise TypeError(f"got multiple values for argument {name!r}")
+        kwargs[name] = value
+    return kwargs
+
+
 class _Recurrent(Layer):
     """What the three layers share: weights, unrolling, sequences and states."""
 
@@ -39,15 +60,17 @@ class _Recurrent(Layer):
                  recurrent_initializer: Any = "orthogonal", bias_initializer: Any = "zeros",
                  kernel_regularizer: Any = None, recurrent_regularizer: Any = None,
                  bias_regularizer: Any = None, activity_regularizer: Any = None,
-                 dropout: float = 0.0, recurrent_dropout: float = 0.0,
-                 return_sequences: bool = False, return_state: bool = False,
-                 go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
-                 **kwargs: Any) -> None:
+                 kernel_constraint: Any = None, recurrent_constraint: Any = None,
+                 bias_constraint: Any = None, dropout: float = 0.0,
+                 recurrent_dropout: float = 0.0, return_sequences: bool = False,
+                 return_state: bool = False, go_backwards: bool = False, stateful: bool = False,
+                 unroll: bool = False, **kwargs: Any) -> None:
+        # TF 1.x's SimpleRNN order; LSTM and GRU insert their own parameters as TF does.
         if dropout or recurrent_dropout or stateful:
             raise ValueError(f"{type(self).__name__}: dropout, recurrent_dropout and stateful "
                              "are not supported; apply a Dropout layer to the inputs instead.")
-        if any(kwargs.pop(k, None) is not None for k in
-               ("kernel_constraint", "recurrent_constraint", "bias_constraint")):
+        if any(c is not None for c in
+               (kernel_constraint, recurrent_constraint, bias_constraint)):
             raise ValueError(f"{type(self).__name__}: weight constraints are not supported "
                              "(tensorweave's optimizers do not apply them).")
         kwargs.pop("implementation", None)   # a speed hint only; the result is the same
@@ -173,9 +196,16 @@ class LSTM(_Recurrent):
     _states = 2
 
     def __init__(self, units: int, activation: Any = "tanh",
-                 recurrent_activation: Any = "hard_sigmoid", unit_forget_bias: bool = True,
-                 **kwargs: Any) -> None:
-        super().__init__(units, activation, **kwargs)
+                 recurrent_activation: Any = "hard_sigmoid", use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform",
+                 recurrent_initializer: Any = "orthogonal", bias_initializer: Any = "zeros",
+                 unit_forget_bias: bool = True, *args: Any, **kwargs: Any) -> None:
+        # TF 1.x's order: after bias_initializer, unit_forget_bias, then (as *args)
+        # kernel_regularizer ... bias_constraint, dropout, recurrent_dropout,
+        # implementation, return_sequences ... unroll.
+        super().__init__(units, activation, use_bias, kernel_initializer,
+                         recurrent_initializer, bias_initializer,
+                         **_rnn_positional(args, kwargs, with_reset_after=False))
         self.recurrent_activation = activations.get(recurrent_activation)
         self.unit_forget_bias = unit_forget_bias
 
@@ -209,9 +239,16 @@ class GRU(_Recurrent):
     _gates = 3
 
     def __init__(self, units: int, activation: Any = "tanh",
-                 recurrent_activation: Any = "hard_sigmoid", reset_after: bool = False,
-                 **kwargs: Any) -> None:
-        super().__init__(units, activation, **kwargs)
+                 recurrent_activation: Any = "hard_sigmoid", use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform",
+                 recurrent_initializer: Any = "orthogonal", bias_initializer: Any = "zeros",
+                 *args: Any, **kwargs: Any) -> None:
+        # TF 1.x's order: after bias_initializer, (as *args) kernel_regularizer ...
+        # unroll as for LSTM, then reset_after.
+        rest = _rnn_positional(args, kwargs, with_reset_after=True)
+        reset_after = bool(rest.pop("reset_after", False))
+        super().__init__(units, activation, use_bias, kernel_initializer,
+                         recurrent_initializer, bias_initializer, **rest)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.reset_after = reset_after
 
