@@ -97,3 +97,87 @@ def test_saver_round_trip(tmp_path, in_var_list):
             assert sess.run(v) == 10.0 and sess.run(table.size()) == 2
             np.testing.assert_array_equal(
                 sess.run(table.lookup(tf.constant(["a", "b", "c"]))), [-1, 0, 1])
+
+
+# ---- DenseHashTable (tf.lookup.experimental / tf.contrib.lookup.MutableDenseHashTable)
+DenseHashTable = tf.lookup.experimental.DenseHashTable
+
+
+def test_dense_table_grows_and_exports_its_buckets():
+    assert tf.contrib.lookup.MutableDenseHashTable is DenseHashTable
+    table = DenseHashTable(tf.int64, tf.int64, default_value=-1, empty_key=0,
+                           deleted_key=-1, initial_num_buckets=4)
+    with tf.Session() as sess:
+        sess.run(table.insert(tf.constant([11, 12, 13], tf.int64),
+                              tf.constant([0, 1, 2], tf.int64)))
+        assert sess.run(table.size()) == 3 and len(sess.run(table.export()[0])) == 4
+        sess.run(table.remove(tf.constant([12, 99], tf.int64)))
+        keys, values = sess.run(table.export())
+        # Free buckets export the empty key, removed ones the deleted key (value kept).
+        assert sorted(zip(keys.tolist(), values.tolist())) == [(-1, 1), (0, 0), (11, 0),
+                                                              (13, 2)]
+        # 2 entries + 5 pending > 0.8 * 4, and > 0.8 * 8: the buckets double twice.
+        sess.run(table.insert(tf.constant([13, 14, 15, 16, 17], tf.int64),
+                              tf.constant([3, 4, 5, 6, 7], tf.int64)))
+        assert sess.run(table.size()) == 6 and len(sess.run(table.export()[0])) == 16
+        np.testing.assert_array_equal(
+            sess.run(table.lookup(tf.constant([10, 11, 12, 13, 17], tf.int64))),
+            [-1, 0, -1, 3, 7])
+
+
+def test_dense_table_vector_keys_and_values():
+    table = DenseHashTable(tf.int64, tf.float32, default_value=[-1., -1.],
+                           empty_key=[0, 0], deleted_key=[-1, -1], initial_num_buckets=8)
+    out = table.lookup(tf.constant([[1, 2], [3, 4]], tf.int64))
+    assert out.shape.as_list() == [2, 2]
+    with tf.Session() as sess:
+        sess.run(table.insert(tf.constant([[1, 2]], tf.int64), tf.constant([[5., 6.]])))
+        np.testing.assert_allclose(sess.run(out), [[5., 6.], [-1., -1.]])
+        assert sess.run(table.export()[0]).shape == (8, 2)
+
+
+def test_dense_table_errors_use_tfs_words():
+    table = DenseHashTable(tf.int64, tf.int64, -1, empty_key=0, deleted_key=-1)
+    with tf.Session() as sess:
+        for key, which in ((0, "empty_key"), (-1, "deleted_key")):
+            with pytest.raises(tf.errors.InvalidArgumentError, match=which):
+                sess.run(table.insert(tf.constant([11, key], tf.int64),
+                                      tf.constant([1, 2], tf.int64)))
+            with pytest.raises(tf.errors.InvalidArgumentError, match=which):
+                sess.run(table.lookup(tf.constant([key], tf.int64)))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Expected key shape"):
+            sess.run(table.lookup(tf.constant([[11, 12]], tf.int64)))
+    for kwargs, match in (({"initial_num_buckets": 12}, "Number of buckets must be"),
+                          ({"deleted_key": [1, 2]}, "must have same shape"),
+                          ({"deleted_key": 0}, "cannot be equal")):
+        args = dict({"empty_key": 0, "deleted_key": -1}, **kwargs)
+        bad = DenseHashTable(tf.int64, tf.int64, -1, **args)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=match):
+                sess.run(bad.size())
+
+
+def test_dense_table_saver_round_trip(tmp_path):
+    path = str(tmp_path / "dense")
+    with tf.Graph().as_default():
+        table = DenseHashTable(tf.int64, tf.int64, -1, 0, -1, name="t1",
+                               initial_num_buckets=32)
+        saver = tf.train.Saver([table])
+        with tf.Session() as sess:
+            sess.run(table.insert(tf.constant([11, 12, 13], tf.int64),
+                                  tf.constant([0, 1, 2], tf.int64)))
+            sess.run(table.remove(tf.constant([12], tf.int64)))
+            saver.save(sess, path)
+    with tf.Graph().as_default():
+        table = DenseHashTable(tf.int64, tf.int64, -1, 0, -1, name="t1",
+                               initial_num_buckets=64)
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(table.insert(tf.constant([11, 14], tf.int64),
+                                  tf.constant([12, 24], tf.int64)))
+            saver.restore(sess, path)
+            # The saved buckets come back: 32 of them, with the saved entries only.
+            assert sess.run(table.size()) == 2 and len(sess.run(table.export()[0])) == 32
+            np.testing.assert_array_equal(
+                sess.run(table.lookup(tf.constant([11, 12, 13, 14], tf.int64))),
+                [0, -1, 2, -1])

@@ -22,5 +22,7 @@ from tensorweave.ops.lookup.vocab_tables import (
     index_to_string_table_from_tensor as index_to_string_table_from_tensor,
     string_to_index as string_to_index)
 from tensorweave.contrib.mutable_tables import MutableHashTable as MutableHashTable
+from tensorweave.contrib.mutable_tables import DenseHashTable as MutableDenseHashTable
+from tensorweave.contrib import lookup_experimental as experimental
 # TF 1.15's tf.lookup name for the same table.
 from tensorweave.ops.lookup.tables import HashTable as StaticHashTable

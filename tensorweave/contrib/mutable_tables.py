@@ -19,11 +19,12 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph_defaults import GraphKeys, add_to_collection, name_scope
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.lookup import mutable_table_ops as _ops
+from tensorweave.ops.lookup.dense_table_ops import create_dense_hash_table
 from tensorweave.ops.lookup.table_ops import lookup_table_find, lookup_table_size
 from tensorweave.ops.lookup.tables import LookupInterface
 from tensorweave.train.saveable_object import SaveableObject, SaveSpec
 
-__all__ = ["MutableHashTable"]
+__all__ = ["DenseHashTable", "MutableHashTable"]
 
 
 class MutableHashTable(LookupInterface):
@@ -123,6 +124,52 @@ class MutableHashTable(LookupInterface):
         with name_scope(name, f"{self._name}_lookup_table_export_values"):
             return _ops.lookup_table_export(self._table_ref, self._key_dtype,
                                             self._value_dtype)
+
+
+class DenseHashTable(MutableHashTable):
+    """TF's `tf.lookup.experimental.DenseHashTable` (`tf.contrib.lookup.
+    MutableDenseHashTable`): a mutable table in open-addressing buckets, with scalar or
+    vector keys (shaped like `empty_key`) and values (shaped like `default_value`).
+
+    Args:
+        key_dtype: the keys' dtype.
+        value_dtype: the values' dtype.
+        default_value: returned for absent keys; its shape is each value's shape.
+        empty_key: a key never stored, marking free buckets.
+        deleted_key: another key never stored, marking removed entries.
+        initial_num_buckets: a power of 2 >= 4 (default 2**17); the buckets double
+            when an insert would fill more than 80% of them.
+        name: the table op's name (and its name in checkpoints).
+        checkpoint: save and restore the contents with `tf.train.Saver`.
+
+    Example:
+        >>> t = tf.lookup.experimental.DenseHashTable(
+        ...     tf.int64, tf.int64, default_value=-1, empty_key=0, deleted_key=-1)
+        >>> sess.run(t.insert(tf.constant([11], tf.int64), tf.constant([7], tf.int64)))
+    """
+
+    def __init__(self, key_dtype: Any, value_dtype: Any, default_value: Any, empty_key: Any,
+                 deleted_key: Any, initial_num_buckets: int | None = None,
+                 name: str = "MutableDenseHashTable", checkpoint: bool = True) -> None:
+        self._default_value = convert_to_tensor(default_value, dtype=value_dtype,
+                                                name="default_value")
+        self._value_shape = self._default_value.shape
+        self._checkpoint = checkpoint
+        LookupInterface.__init__(self, key_dtype, value_dtype, name)
+        self._empty_key = convert_to_tensor(empty_key, dtype=key_dtype, name="empty_key")
+        self._deleted_key = convert_to_tensor(deleted_key, dtype=key_dtype,
+                                              name="deleted_key")
+        self._table_ref = create_dense_hash_table(
+            self._empty_key, self._deleted_key, self._value_dtype,
+            value_shape=self._value_shape,
+            initial_num_buckets=131072 if initial_num_buckets is None else
+            initial_num_buckets, use_node_name_sharing=checkpoint, name=name)
+        self._name = self._table_ref.op.name.split("/")[-1]
+        self._saveable_name = name
+        self._saveable = None
+        if checkpoint:
+            self._saveable = _TableSaveable(self, name)
+            add_to_collection(GraphKeys.SAVEABLE_OBJECTS, self._saveable)
 
 
 class _TableSaveable(SaveableObject):

@@ -228,7 +228,10 @@ export_op = define_op("LookupTableExport", inputs=("&table_handle",),
 @export_op.shape
 def _(handle: Tensor, *, Tkeys: Any, Tvalues: Any) -> Any:
     check_handle(handle, "LookupTableExport")
-    return [(_dt.as_dtype(Tkeys).base_dtype, TensorShape([None])),
+    # A dense table's keys may be vectors: [buckets, key size].
+    keys_shape = TensorShape(None) if handle.op.type == "DenseHashTable" else \
+        TensorShape([None])
+    return [(_dt.as_dtype(Tkeys).base_dtype, keys_shape),
             (_dt.as_dtype(Tvalues).base_dtype, TensorShape(None))]
 
 

@@ -189,6 +189,14 @@ def _(handle: Tensor, keys: Tensor, default_value: Tensor, *, Tin: Any, Tout: An
         raise ValueError(f"LookupTableFind: default_value must be a scalar or a vector (a "
                          f"MutableHashTableOfTensors' values), got {default_value.name} of "
                          f"shape {default_value.shape}")
+    if handle.op.type == "DenseHashTable":
+        # Keys of a dense table may be vectors (its empty_key's shape): one value each.
+        key_rank = handle.op.inputs[0].shape.ndims
+        if key_rank is None or keys.shape.ndims is None:
+            return default_value.dtype.base_dtype, TensorShape(None)
+        batch = keys.shape[:keys.shape.ndims - key_rank] if keys.shape.ndims else \
+            TensorShape([1])
+        return default_value.dtype.base_dtype, batch.concatenate(default_value.shape)
     return default_value.dtype.base_dtype, keys.shape.concatenate(default_value.shape)
 
 
