@@ -322,3 +322,30 @@ def test_gradient_arrays_aggregate_writes_and_dynamic_split_gradient():
         j, gv = _run([joined, gx])
         np.testing.assert_allclose(j, [1.0, 2.0, 3.0, 4.0])
         np.testing.assert_allclose(gv, [1.0, 1.0, 1.0])
+
+
+def test_array_goes_where_its_first_write_is():
+    with tf.Graph().as_default() as g:
+        with tf.device("/job:worker/task:0/cpu:0"):
+            ta = tf.TensorArray(tf.float32, size=2)
+        assert ta.flow.op.device == ""  # placed by the first write, not its scope
+        with tf.device("/job:worker/task:1/cpu:0"):
+            ta = ta.write(0, 1.0)
+        with tf.device("/job:worker/task:2/cpu:0"):
+            ta = ta.write(1, 2.0)
+        assert "/task:1/" in g.get_operation_by_name("TensorArray").device
+        assert "/task:1/" in ta.flow.op.device  # later writes join the first one
+        assert "/task:1/" in ta.grad("grad").flow.op.device
+        with tf.device("/job:worker/task:0/cpu:0"):
+            free = tf.TensorArray(tf.float32, size=1, colocate_with_first_write_call=False)
+        assert "/task:0/" in free.flow.op.device
+
+        with tf.device("/job:worker/task:0/cpu:0"):
+            looped = tf.TensorArray(tf.float32, size=2, name="looped")
+
+        def body(i, t):
+            with tf.device("/job:worker/task:1/cpu:0"):
+                return i + 1, t.write(i, tf.constant(0.0))
+
+        tf.while_loop(lambda i, t: i < 2, body, [0, looped])
+        assert "/task:1/" in g.get_operation_by_name("looped").device

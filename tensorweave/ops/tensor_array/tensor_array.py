@@ -19,13 +19,15 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.func_graph import flatten, pack_sequence_as
+from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_defaults import control_dependencies, name_scope
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, unknown_shape
@@ -94,6 +96,11 @@ class TensorArray:
         # a shape learned by a write is known to all of them.
         self._element_shape: list[TensorShape] = [as_shape(element_shape)]
         self._static_size: int | None = None  # a fixed size known when built
+        # TF's colocate_with_first_write_call: the array is created with no device and
+        # goes, with its writes, where the first written value lives. Shared by every
+        # TensorArray derived from this one: its creating op and first written value.
+        self._colocation: dict[str, Any] | None = \
+            {"creator": None, "first": None} if colocate_with_first_write_call else None
         if flow is not None:
             flow = convert_to_tensor(flow)
             if flow.dtype.base_dtype != _dt.variant:
@@ -101,12 +108,23 @@ class TensorArray:
                                 f"`.flow`), got {flow.name} of dtype {flow.dtype.name}")
             self._flow = flow
             return
+        g = get_default_graph()
         with name_scope(name, "TensorArray") as scope:
             size_t = convert_to_tensor(size, dtype=_dt.int32, name="size")
             known = constant_value(size_t)
             if known is not None and not self._dynamic_size:
                 self._static_size = int(np.asarray(known))
-            self._flow = _create("TensorArrayFlowNew", [size_t], {
+            placement = (_unplaced(g) if colocate_with_first_write_call
+                         else contextlib.nullcontext())
+            with placement:
+                self._flow = self._new_flow(size_t, scope, clear_after_read,
+                                            tensor_array_name, infer_shape)
+            if self._colocation is not None:
+                self._colocation["creator"] = self._flow.op
+
+    def _new_flow(self, size_t: Tensor, scope: str, clear_after_read: bool | None,
+                  tensor_array_name: str | None, infer_shape: bool) -> Tensor:
+        return _create("TensorArrayFlowNew", [size_t], {
                 "dtype": self._dtype, "element_shape": shape_attr(self.element_shape),
                 "dynamic_size": self._dynamic_size,
                 "clear_after_read": True if clear_after_read is None else clear_after_read,
@@ -145,6 +163,7 @@ class TensorArray:
         ta._dynamic_size = self._dynamic_size
         ta._element_shape = self._element_shape  # shared, as TF's build_ta_with_new_flow
         ta._static_size = self._static_size
+        ta._colocation = self._colocation
         return ta
 
     def _check_element_shape(self, shape: TensorShape) -> None:
@@ -154,6 +173,27 @@ class TensorArray:
                              "element_shape; pass infer_shape=False for ragged elements)")
         if self._infer_shape:
             self._element_shape[0] = self.element_shape.merge_with(shape)
+
+    @contextlib.contextmanager
+    def _colocated(self, value: Tensor) -> Iterator[None]:
+        """Places a write with the array's first written value (TF's rule); the first
+        write also gives the creating op that value's device."""
+        c = self._colocation
+        if c is None:
+            yield
+            return
+        if c["first"] is None:
+            c["first"] = value
+            creator = c["creator"]
+            # (also from a loop body: device names are the same in every graph)
+            if creator is not None and value.op.device and not creator.device:
+                creator._set_device(value.op.device)
+        first = c["first"]
+        if first.graph is not get_default_graph():  # written inside a loop body
+            yield
+            return
+        with first.graph.colocate_with(first.op):
+            yield
 
     def _value(self, value: Any) -> Tensor:
         value = convert_to_tensor(value, preferred_dtype=self._dtype, name="value")
@@ -175,8 +215,9 @@ class TensorArray:
         with name_scope(name, "TensorArrayWrite"):
             value = self._value(value)
             self._check_element_shape(value.shape)
-            flow = _create("TensorArrayFlowWrite", [self._flow, _index(index), value],
-                           name="TensorArrayWriteV3").outputs[0]
+            with self._colocated(value):
+                flow = _create("TensorArrayFlowWrite", [self._flow, _index(index), value],
+                               name="TensorArrayWriteV3").outputs[0]
         return self._with_flow(flow)
 
     # ---- many elements ----------------------------------------------------------
@@ -203,8 +244,9 @@ class TensorArray:
                 self._check_element_shape(value.shape[1:] if value.shape.ndims else
                                           unknown_shape())
             indices = convert_to_tensor(indices, dtype=_dt.int32, name="indices")
-            flow = _create("TensorArrayFlowScatter", [self._flow, indices, value],
-                           name="TensorArrayScatterV3").outputs[0]
+            with self._colocated(value):
+                flow = _create("TensorArrayFlowScatter", [self._flow, indices, value],
+                               name="TensorArrayScatterV3").outputs[0]
         return self._with_flow(flow)
 
     def unstack(self, value: Any, name: str | None = None) -> "TensorArray":
@@ -236,8 +278,9 @@ class TensorArray:
                 if known.ndim == 1 and known.size and known.max() == known.min():
                     self._check_element_shape(
                         TensorShape([int(known[0])]).concatenate(value.shape[1:]))
-            flow = _create("TensorArrayFlowSplit", [self._flow, value, lengths64],
-                           name="TensorArraySplitV3").outputs[0]
+            with self._colocated(value):
+                flow = _create("TensorArrayFlowSplit", [self._flow, value, lengths64],
+                               name="TensorArraySplitV3").outputs[0]
         return self._with_flow(flow)
 
     # ---- the array itself -------------------------------------------------------
@@ -258,7 +301,8 @@ class TensorArray:
     def grad(self, source: str, flow: Any = None, name: str | None = None) -> "TensorArray":
         """A gradient array of this array's size, nothing written (reads give zeros)."""
         del source, name  # each gradient flow is its own value here; no shared store
-        g = self._with_flow(zeros_flow(self._flow if flow is None else flow))
+        with self._flow.graph.colocate_with(self._flow.op):  # TF: with the forward array
+            g = self._with_flow(zeros_flow(self._flow if flow is None else flow))
         g._dynamic_size = True
         return g
 
@@ -267,6 +311,13 @@ class TensorArray:
 
     def __repr__(self) -> str:
         return f"<tf.TensorArray dtype={self._dtype.name} flow={self._flow.name}>"
+
+
+@contextlib.contextmanager
+def _unplaced(g: Any) -> Iterator[None]:
+    """No device scope and no colocation: the first write places the array."""
+    with g.device(None), g.colocate_with(None, ignore_existing=True):
+        yield
 
 
 def _index(index: Any) -> Tensor:
