@@ -349,3 +349,39 @@ def test_array_goes_where_its_first_write_is():
 
         tf.while_loop(lambda i, t: i < 2, body, [0, looped])
         assert "/task:1/" in g.get_operation_by_name("looped").device
+
+
+def test_captured_array_in_map_fn_and_training_through_a_loop():
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0, 3.0])
+        ta = tf.TensorArray(tf.float32, size=3, clear_after_read=False).unstack(x)
+        m = tf.map_fn(lambda i: ta.read(i) * ta.read(i), tf.range(3), dtype=tf.float32)
+        (g,) = tf.gradients(tf.reduce_sum(m), x)
+        mv, gv = _run([m, g])
+        np.testing.assert_allclose(mv, [1.0, 4.0, 9.0])
+        np.testing.assert_allclose(gv, [2.0, 4.0, 6.0])
+
+    with tf.Graph().as_default():
+        tf.set_random_seed(3)
+        steps, batch, vocab = 4, 2, 5
+        tokens = tf.placeholder(tf.int32, [steps, batch])
+        emb = tf.get_variable("emb", [vocab, 3])
+        w = tf.get_variable("w", [3, vocab])
+        inputs = tf.TensorArray(tf.float32, size=steps).unstack(
+            tf.nn.embedding_lookup(emb, tokens))
+
+        def body(t, logits_ta):
+            return t + 1, logits_ta.write(t, tf.matmul(tf.tanh(inputs.read(t)), w))
+
+        _, logits_ta = tf.while_loop(lambda t, _: t < steps - 1, body,
+                                     [0, tf.TensorArray(tf.float32, size=steps - 1)])
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=tokens[1:], logits=logits_ta.stack()))
+        train = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
+        data = np.array([[0, 1], [1, 2], [2, 3], [3, 4]], np.int32)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            before = sess.run(loss, {tokens: data})
+            for _ in range(30):
+                sess.run(train, {tokens: data})
+            assert sess.run(loss, {tokens: data}) < before / 2
