@@ -16,13 +16,15 @@ Sources, in order of precedence (TF 1.15 is the specification):
    TF 2.21 the tool prints the name (TF 2.x added `index_type` before `name` in
    `nn.top_k`, for instance; a TF1 program passing `name` 4th means 1.15's order).
    This also covers namespaces TF 2.21 builds only from Keras 2 (`layers`,
-   `keras.layers`, `keras.optimizers`: `keras_export` definitions).
+   `keras.layers`, `keras.optimizers`: `keras_export` definitions) and
+   `tf.estimator` (tensorflow/estimator at the same tag: `estimator_export`).
 3. TF 2.21's `tf.compat.v1`, introspected: generated op wrappers (`gen_*_ops`
    are not in TF's repository) and names exported by call rather than decorator.
 
 Run with a Python that has TensorFlow (never a tensorweave dependency):
 
     /work/tfvenv/bin/python tools/gen_tf_api_signatures.py [--repo MIRROR]
+        [--estimator-repo MIRROR]
 """
 from __future__ import annotations
 
@@ -41,15 +43,19 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "tf_api_signatures.json"
 TAG = "v1.15.0"
 DEFAULT_REPO = "/work/.mirror/uve+tensorflow/repo"
+# tf.estimator lived in its own repository (tensorflow/estimator), tagged alike.
+DEFAULT_ESTIMATOR_REPO = "/work/.mirror/tensorflow+estimator/repo"
 
 # Sub-namespaces of tf.compat.v1 recorded besides the root ("" below).
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "data", "io", "image", "sparse",
               "math", "strings", "summary", "linalg", "random", "feature_column",
-              "initializers", "saved_model", "layers", "keras.layers", "keras.optimizers")
+              "initializers", "saved_model", "layers", "keras.layers", "keras.optimizers",
+              "estimator", "estimator.export", "estimator.inputs")
 # Namespaces TF 2.21 cannot introspect (built from Keras 2 only): TF 1.15's sources alone.
-SOURCE_ONLY = ("layers", "keras.layers", "keras.optimizers")
-# The decorators that export a definition to the public API (Keras has its own).
-EXPORTERS = ("tf_export", "keras_export")
+SOURCE_ONLY = ("layers", "keras.layers", "keras.optimizers", "estimator", "estimator.export",
+               "estimator.inputs")
+# The decorators that export a definition to the public API (Keras, Estimator: their own).
+EXPORTERS = ("tf_export", "keras_export", "estimator_export")
 
 _PREFIX = {"POSITIONAL_ONLY": "/", "POSITIONAL_OR_KEYWORD": "", "VAR_POSITIONAL": "*",
            "KEYWORD_ONLY": ":", "VAR_KEYWORD": "**"}
@@ -114,7 +120,7 @@ def _from_runtime(table: dict[str, list[str]]) -> None:
 
 def _arg_list(args: ast.arguments, drop_self: bool) -> list[str]:
     pos = list(args.posonlyargs) + list(args.args)
-    if drop_self and pos and pos[0].arg == "self":
+    if drop_self and pos and pos[0].arg in ("self", "cls"):
         pos = pos[1:]
     first_default = len(pos) - len(args.defaults)
     out = [_encode(a.arg, "POSITIONAL_OR_KEYWORD", i >= first_default)
@@ -147,10 +153,12 @@ def _recorded(name: str) -> bool:
 
 
 def _init_of(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> ast.FunctionDef | None:
-    """`cls`'s __init__, or the one it inherits from a base class of the same module."""
-    for item in cls.body:
-        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-            return item
+    """`cls`'s constructor (__init__, or __new__ for namedtuple-based classes such as
+    EstimatorSpec), or the one it inherits from a base class of the same module."""
+    for wanted in ("__init__", "__new__"):
+        for item in cls.body:
+            if isinstance(item, ast.FunctionDef) and item.name == wanted:
+                return item
     for base in cls.bases:
         if isinstance(base, ast.Name) and base.id in classes and base.id != cls.name:
             found = _init_of(classes[base.id], classes)
@@ -159,10 +167,10 @@ def _init_of(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> ast.Functio
     return None
 
 
-def _from_sources(repo: str) -> dict[str, list[str]]:
-    files = subprocess.run(["git", "-C", repo, "grep", "-l", "-E", "@(tf|keras)_export", TAG,
-                            "--", "tensorflow/python"], check=True, capture_output=True,
-                           text=True).stdout.split()
+def _from_sources(repo: str, subdir: str = "tensorflow/python") -> dict[str, list[str]]:
+    files = subprocess.run(["git", "-C", repo, "grep", "-l", "-E",
+                            "@(tf|keras|estimator)_export", TAG, "--", subdir], check=True,
+                           capture_output=True, text=True).stdout.split()
     table: dict[str, list[str]] = {}
     for spec in files:
         path = spec.split(":", 1)[1]
@@ -193,10 +201,14 @@ def _from_sources(repo: str) -> dict[str, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repo", default=DEFAULT_REPO, help="TensorFlow git mirror")
+    parser.add_argument("--estimator-repo", default=DEFAULT_ESTIMATOR_REPO,
+                        help="tensorflow/estimator git mirror")
     args = parser.parse_args()
     table: dict[str, list[str]] = {}
     _from_runtime(table)
-    for name, params in _from_sources(args.repo).items():
+    sources = _from_sources(args.repo)
+    sources.update(_from_sources(args.estimator_repo, "tensorflow_estimator/python"))
+    for name, params in sources.items():
         if name in table and table[name] != params:
             print(f"TF 1.15 differs from TF 2.21: {name}: {table[name]} -> {params}")
         table[name] = params

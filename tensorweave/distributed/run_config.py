@@ -40,8 +40,8 @@ class TaskType:
 _REPLACEABLE = ("model_dir", "tf_random_seed", "save_summary_steps", "save_checkpoints_steps",
                 "save_checkpoints_secs", "session_config", "keep_checkpoint_max",
                 "keep_checkpoint_every_n_hours", "log_step_count_steps", "train_distribute",
-                "device_fn", "protocol", "eval_distribute",
-                "session_creation_timeout_secs")
+                "device_fn", "protocol", "eval_distribute", "experimental_distribute",
+                "experimental_max_worker_delay_secs", "session_creation_timeout_secs")
 
 
 class RunConfig:
@@ -57,8 +57,10 @@ class RunConfig:
         keep_checkpoint_max: how many recent checkpoints to keep.
         keep_checkpoint_every_n_hours: also keep one checkpoint per this many hours.
         log_step_count_steps: log the global step rate every this many steps.
-        train_distribute, device_fn, protocol, eval_distribute,
+        train_distribute, device_fn, protocol, eval_distribute, experimental_distribute,
         session_creation_timeout_secs: stored for callers that use them.
+        experimental_max_worker_delay_secs: the most a worker waits before it starts
+            (stored; tensorweave's workers start at once, see estimator/executor.py).
 
     Raises:
         ValueError: both checkpoint intervals given; TF_CONFIG with a cluster
@@ -76,7 +78,8 @@ class RunConfig:
                  keep_checkpoint_max: int = 5, keep_checkpoint_every_n_hours: float = 10000,
                  log_step_count_steps: int = 100, train_distribute: Any = None,
                  device_fn: Any = None, protocol: str | None = None,
-                 eval_distribute: Any = None,
+                 eval_distribute: Any = None, experimental_distribute: Any = None,
+                 experimental_max_worker_delay_secs: int | None = None,
                  session_creation_timeout_secs: float = 7200) -> None:
         steps_given = save_checkpoints_steps not in (_USE_DEFAULT, None)
         secs_given = save_checkpoints_secs not in (_USE_DEFAULT, None)
@@ -101,6 +104,8 @@ class RunConfig:
         self._device_fn = device_fn
         self._protocol = protocol
         self._eval_distribute = eval_distribute
+        self._experimental_distribute = experimental_distribute
+        self._experimental_max_worker_delay_secs = experimental_max_worker_delay_secs
         self._session_creation_timeout_secs = session_creation_timeout_secs
         self._init_cluster_from_tf_config()
 
@@ -185,6 +190,9 @@ class RunConfig:
     device_fn = property(lambda self: self._device_fn)
     protocol = property(lambda self: self._protocol)
     eval_distribute = property(lambda self: self._eval_distribute)
+    experimental_distribute = property(lambda self: self._experimental_distribute)
+    experimental_max_worker_delay_secs = property(
+        lambda self: self._experimental_max_worker_delay_secs)
     session_creation_timeout_secs = property(lambda self: self._session_creation_timeout_secs)
 
     def replace(self, **kwargs: Any) -> "RunConfig":
