@@ -288,7 +288,8 @@ from tensorweave.ops.io.file_ops import (
 # --- tf.feature_column, tf.as_string, string hashing (owner: feature-column helper, issue 11) ---
 from tensorweave import feature_column as feature_column
 from tensorweave.ops.lookup.hash_ops import (
-    as_string as as_string, string_to_hash_bucket_fast as string_to_hash_bucket_fast)
+    as_string as as_string, string_to_hash_bucket_fast as string_to_hash_bucket_fast,
+    string_to_hash_bucket_strong as string_to_hash_bucket_strong)
 
 # --- numerics checks, tf.debugging (issue 11's "noticed": TF1 programs call these) ---
 from tensorweave.ops.control_flow.numerics_ops import (

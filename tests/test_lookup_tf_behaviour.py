@@ -132,3 +132,37 @@ def test_static_vocabulary_table():
     with pytest.raises(TypeError, match="Invalid value dtype"):
         tables.StaticVocabularyTable(floats, 1)
     assert tf.lookup.StaticVocabularyTable is tables.StaticVocabularyTable
+
+
+def test_static_tables_export():
+    table = tables.HashTable(tables.KeyValueTensorInitializer(["a", "b"], [1, 2], tf.string,
+                                                              tf.int64), -1)
+    keys, values = table.export()
+    with tf.Session() as sess:
+        assert [len(x) for x in sess.run([keys, values])] == [0, 0]  # not yet filled
+        sess.run(table.init)
+        k, v = sess.run([keys, values])
+    assert dict(zip(k.tolist(), v.tolist())) == {b"a": 1, b"b": 2}
+
+
+def test_strong_hash_buckets_equal_tfs():
+    # Values from TF 2.21's tf.strings.to_hash_bucket_strong(words, 1000003, [1, 2]).
+    words = ["hello", "", "brain", "a much longer string of bytes!!"]
+    ids = tf.strings.to_hash_bucket_strong(tf.constant(words), 1000003, [1, 2])
+    assert ids.op.type == "StringToHashBucketStrong"
+    assert tf.string_to_hash_bucket_strong is tf.strings.to_hash_bucket_strong
+    with tf.Session() as sess:
+        assert sess.run(ids).tolist() == [430577, 383377, 598232, 69771]
+
+
+def test_strong_hash_spec_for_oov_buckets():
+    with pytest.raises(ValueError, match="key must have size 2"):
+        tables.StrongHashSpec([1, 2, 3])
+    with pytest.raises(TypeError, match="Must be unsigned integer values"):
+        tables.StrongHashSpec([None, 2])
+    spec = tables.StrongHashSpec((1, 2))
+    table = tables.index_table_from_tensor(["a"], num_oov_buckets=1000003, hasher_spec=spec)
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        # Out-of-vocabulary ids: 1 (the vocabulary) + SipHash bucket, as TF.
+        assert sess.run(table.lookup(tf.constant(["a", "hello"]))).tolist() == [0, 430578]

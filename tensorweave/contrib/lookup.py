@@ -10,7 +10,8 @@ Example:
 from tensorweave.ops.lookup.tables import (
     FastHashSpec as FastHashSpec, HashTable as HashTable, HasherSpec as HasherSpec,
     KeyValueTensorInitializer as KeyValueTensorInitializer,
-    LookupInterface as LookupInterface, TextFileIdTableInitializer as TextFileIdTableInitializer,
+    LookupInterface as LookupInterface, StrongHashSpec as StrongHashSpec,
+    TextFileIdTableInitializer as TextFileIdTableInitializer,
     TextFileIndex as TextFileIndex, TextFileInitializer as TextFileInitializer,
     TextFileStringTableInitializer as TextFileStringTableInitializer)
 from tensorweave.ops.lookup.vocab_tables import (

@@ -3505,6 +3505,14 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             ('output', '', '', '', 9, False),),
         {
             'num_buckets': ('int', False),}),
+    'StringToHashBucketStrong': (
+        (
+            ('input', '', '', '', 7, False),),
+        (
+            ('output', '', '', '', 9, False),),
+        {
+            'num_buckets': ('int', False),
+            'key': ('list(int)', False),}),
     'StringToNumber': (
         (
             ('string_tensor', '', '', '', 7, False),),

@@ -1,4 +1,4 @@
-"""StringToHashBucketFast and AsString stanzas.
+"""StringToHashBucketFast, StringToHashBucketStrong and AsString stanzas.
 
 Example:
     >>> tf.strings.to_hash_bucket_fast(["hello"], 10)   # Fingerprint64("hello") % 10
@@ -15,6 +15,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.lookup.fingerprint import hash_buckets
+from tensorweave.ops.lookup.siphash import strong_hash_buckets
 
 # ---- StringToHashBucketFast -------------------------------------------------------------
 hash_bucket_op = define_op("StringToHashBucketFast", inputs=("input",),
@@ -50,6 +51,54 @@ def string_to_hash_bucket_fast(input: Any, num_buckets: int,  # noqa: A002 (TF's
     return get_default_graph().create_op(
         "StringToHashBucketFast", [x], {"num_buckets": int(num_buckets)},
         name=name or "StringToHashBucketFast").outputs[0]
+
+
+# ---- StringToHashBucketStrong ------------------------------------------------------------
+strong_bucket_op = define_op("StringToHashBucketStrong", inputs=("input",),
+                             attrs={"num_buckets": REQUIRED, "key": REQUIRED})
+
+
+@strong_bucket_op.shape
+def _(x: Tensor, *, num_buckets: int, key: Any) -> Any:
+    if x.dtype.base_dtype != _dt.string:
+        raise TypeError(f"StringToHashBucketStrong: input {x.name} must be string, got "
+                        f"{x.dtype.name}; convert numbers with tf.as_string first")
+    if int(num_buckets) < 1:
+        raise ValueError(f"StringToHashBucketStrong: num_buckets must be >= 1, got "
+                         f"{num_buckets}")
+    if len(key) != 2:
+        raise ValueError(f"StringToHashBucketStrong: key must have size 2, got {len(key)}")
+    return _dt.int64, x.shape
+
+
+@strong_bucket_op.kernel("CPU")
+def _(x: Any, *, num_buckets: int, key: Any) -> Any:
+    return strong_hash_buckets(x, num_buckets, (int(key[0]), int(key[1])))
+
+
+strong_bucket_op.no_gradient()
+
+
+def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Any,  # noqa: A002
+                                 name: str | None = None) -> Tensor:
+    """Hashes strings into `num_buckets` buckets with SipHash-2-4 keyed by the two ints of
+    `key` (TF's StringToHashBucketStrong: slower than the fast hash, but hard to collide
+    on purpose without the key).
+
+    Example:
+        >>> tf.string_to_hash_bucket_strong(tf.constant(["hello"]), 1000003, [1, 2])
+        ...                                                          # [430577]
+    Raises:
+        ValueError: a key that is not two integers.
+    """
+    key = list(key)
+    if len(key) != 2 or not all(isinstance(k, (int, np.integer)) for k in key):
+        raise ValueError(f"key must be a list of two integers, got {key!r}")
+    x = input if isinstance(input, Tensor) else convert_to_tensor(input, dtype=_dt.string)
+    return get_default_graph().create_op(
+        "StringToHashBucketStrong", [x], {"num_buckets": int(num_buckets),
+                                          "key": [int(k) for k in key]},
+        name=name or "StringToHashBucketStrong").outputs[0]
 
 
 # ---- AsString ---------------------------------------------------------------------------

@@ -237,7 +237,8 @@ def _(handle: Tensor, *, Tkeys: Any, Tvalues: Any) -> Any:
 
 @export_op.kernel("CPU")
 def _(table: Any, *, Tkeys: Any, Tvalues: Any) -> Any:
-    return list(_check_mutable(table, "LookupTableExport").export())
+    # Every table exports, the immutable HashTable too (as TF's StaticHashTable.export).
+    return list(table.export())
 
 
 export_op.no_gradient()

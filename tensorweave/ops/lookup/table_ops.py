@@ -111,6 +111,14 @@ class HashTableResource:
         table = self.table
         return 0 if table is None else len(table)
 
+    def export(self) -> tuple[np.ndarray, np.ndarray]:
+        """All keys [n] and values [n] (nothing before initialization)."""
+        items = list((self.table or {}).items())
+        def arr(xs: list[Any], dtype: _dt.DType) -> np.ndarray:
+            return np.array(xs, dtype=object if dtype == _dt.string else dtype.as_numpy_dtype)
+        return (arr([k for k, _ in items], self.key_dtype).reshape(len(items)),
+                arr([v for _, v in items], self.value_dtype).reshape(len(items)))
+
     def __repr__(self) -> str:
         state = "uninitialized" if self.table is None else f"size={len(self.table)}"
         return (f"<HashTableResource {self.name} {self.key_dtype.name}->"

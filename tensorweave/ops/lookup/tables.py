@@ -18,6 +18,8 @@ from __future__ import annotations
 import collections
 from typing import Any
 
+import numpy as np
+
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import GraphKeys, add_to_collection, name_scope
@@ -26,8 +28,10 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.body_handles import handle_for_default_graph
 from tensorweave.ops.lookup import table_ops
+from tensorweave.ops.lookup.mutable_table_ops import lookup_table_export
 
-__all__ = ["FastHashSpec", "HashTable", "HasherSpec", "InitializableLookupTableBase",
+__all__ = ["FastHashSpec", "HashTable", "HasherSpec", "StrongHashSpec",
+           "InitializableLookupTableBase",
            "KeyValueTensorInitializer", "LookupInterface", "TableInitializerBase",
            "TextFileIdTableInitializer", "TextFileIndex", "TextFileInitializer",
            "TextFileStringTableInitializer"]
@@ -42,6 +46,28 @@ class TextFileIndex:
 HasherSpec = collections.namedtuple("HasherSpec", ["hasher", "key"])
 HasherSpec.__doc__ = "How out-of-vocabulary keys are hashed into buckets (TF's HasherSpec)."
 FastHashSpec = HasherSpec("fasthash", None)
+
+
+class StrongHashSpec(HasherSpec):
+    """Hash out-of-vocabulary keys with SipHash keyed by `key`, two integers (TF's
+    StrongHashSpec: `StringToHashBucketStrong`).
+
+    Example:
+        >>> spec = StrongHashSpec((1, 2))
+
+    Raises:
+        ValueError: a key of another length than 2.
+        TypeError: key items that are not integers.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, key: Any) -> "StrongHashSpec":
+        if len(key) != 2:
+            raise ValueError(f"key must have size 2, got {len(key)}.")
+        if not all(isinstance(k, (int, np.integer)) for k in key):
+            raise TypeError(f"Invalid key {key}. Must be unsigned integer values.")
+        return super().__new__(cls, "stronghash", key)
 
 
 def _dtype(d: Any) -> _dt.DType:
@@ -215,6 +241,12 @@ class HashTable(InitializableLookupTableBase):
         with name_scope(table_ref.op.name + "/"):
             super().__init__(table_ref, default_value, initializer, initializer.key_dtype,
                              initializer.value_dtype, _scope_base(table_ref.op.name))
+
+
+    def export(self, name: str | None = None) -> tuple[Tensor, Tensor]:
+        """All keys [n] and values [n] of the table (in no particular order)."""
+        with name_scope(name, f"{self._name}_Export"):
+            return lookup_table_export(self._table_ref, self._key_dtype, self._value_dtype)
 
 
 class KeyValueTensorInitializer(TableInitializerBase):

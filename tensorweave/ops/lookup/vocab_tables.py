@@ -24,7 +24,8 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.core_ops import no_op
 from tensorweave.ops.array.fill_ops import range as _range
 from tensorweave.ops.array.shape_ops import size as _size
-from tensorweave.ops.lookup.hash_ops import as_string, string_to_hash_bucket_fast
+from tensorweave.ops.lookup.hash_ops import (
+    as_string, string_to_hash_bucket_fast, string_to_hash_bucket_strong)
 from tensorweave.ops.math.binary_ops import add, not_equal
 from tensorweave.ops.math.cwise_ops import cast, select
 from tensorweave.ops.lookup.tables import (
@@ -113,10 +114,11 @@ class IdTableWithHashBuckets(LookupInterface):
             ValueError: a hasher_spec whose hasher tensorweave does not have (as TF
                 for an unknown hasher; only FastHashSpec's "fasthash" is built here).
         """
-        if self._num_oov_buckets and self._hasher_spec.hasher != "fasthash":
+        if self._num_oov_buckets and self._hasher_spec.hasher not in ("fasthash",
+                                                                      "stronghash"):
             raise ValueError(f"Unknown hasher {self._hasher_spec.hasher} in {self._name}: "
-                             "out-of-vocabulary keys are hashed with FastHashSpec "
-                             "(\"fasthash\") here.")
+                             "out-of-vocabulary keys are hashed with FastHashSpec or "
+                             "StrongHashSpec here.")
         sparse = isinstance(keys, SparseTensor)
         values = keys.values if sparse else _as_keys(keys, self._key_dtype)
         if values.dtype.base_dtype != self._key_dtype:
@@ -131,8 +133,13 @@ class IdTableWithHashBuckets(LookupInterface):
         else:
             with name_scope(name, f"{self._name}_Lookup") as scope:
                 text = values if values.dtype.base_dtype == _dt.string else as_string(values)
-                buckets = string_to_hash_bucket_fast(text, self._num_oov_buckets,
-                                                     name="hash_bucket")
+                if self._hasher_spec.hasher == "stronghash":
+                    buckets = string_to_hash_bucket_strong(
+                        text, self._num_oov_buckets, key=self._hasher_spec.key,
+                        name="hash_bucket")
+                else:
+                    buckets = string_to_hash_bucket_fast(text, self._num_oov_buckets,
+                                                         name="hash_bucket")
                 if self._table is not None:
                     found = self._table.lookup(values)
                     buckets = add(buckets, self._table.size())
