@@ -37,7 +37,7 @@ def _int_tensor(value: Any, name: str = "Const") -> Tensor:
         return convert_to_tensor(value)
     if contains_tensor(value):
         # Packed by convert_to_tensor (TF's auto-packing and its dtype rules), then checked.
-        return _int_tensor(convert_to_tensor(value, name="packed"))
+        return _int_tensor(convert_to_tensor(value, name="packed" if name == "Const" else name))
     value = known_values(value)  # Dimensions and TensorShapes give their sizes
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu" and arr.size:

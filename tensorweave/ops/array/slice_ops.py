@@ -17,6 +17,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
@@ -420,7 +421,11 @@ def _getitem(tensor: Tensor, key: Any) -> Tensor:
         for i, k in enumerate(key):
             if masks["shrink_axis_mask"] & (1 << i) and not isinstance(k, Tensor) and k == -1:
                 masks["end_mask"] |= 1 << i
-    return strided_slice(tensor, begin, end, strides, name="strided_slice", **masks)
+    # As TF's _slice_helper: one "strided_slice" scope holds the packed begin/end/strides
+    # ("strided_slice/stack", "stack_1", "stack_2") and names the op itself.
+    with name_scope(None, "strided_slice", [tensor]) as scope:
+        b, e, s = (_int_tensor(v, name="stack") for v in (begin, end, strides))
+        return strided_slice(tensor, b, e, s, name=scope, **masks)
 
 
 Tensor._override_operator("__getitem__", _getitem)

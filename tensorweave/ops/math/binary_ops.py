@@ -20,8 +20,8 @@ from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.cwise_ops import (
     _any, _create, _is_bool, _is_float, _is_numeric, _numeric_or_bool, _numeric_or_string,
-    binary_inputs, broadcast_shape, cast, check_dtype, check_same_dtype, ones_like_internal,
-    select, sum_to_shape, zeros_like_internal)
+    binary_inputs, broadcast_shape, cast, check_dtype, check_same_dtype, create_binary,
+    name_scope, ones_like_internal, select, sum_to_shape, zeros_like_internal)
 
 
 # The unary stanzas live in unary_ops, whose gradients are built from this module's
@@ -55,9 +55,9 @@ def _define_binary(op_type: str, kernel: Callable[..., Any],
     return op
 
 
-def _binary(op_type: str, x: Any, y: Any, name: str | None) -> Tensor:
-    x, y = binary_inputs(x, y)
-    return _create(op_type, [x, y], name=name)
+def _binary(op_type: str, x: Any, y: Any, name: str | None,
+            default_name: str | None = None) -> Tensor:
+    return create_binary(op_type, x, y, name, default_name)
 
 
 add_v2_op = _define_binary("AddV2", np.add, _numeric_or_string)
@@ -163,7 +163,8 @@ def add(x: Any, y: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.add([1.0, 2.0], 1.0)   # [2.0, 3.0]
     """
-    return _binary("AddV2", x, y, name)
+    # TF 1.x's tf.add builds an op named "Add" (its op type there).
+    return _binary("AddV2", x, y, name, "Add")
 
 
 def subtract(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -182,14 +183,16 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.truediv(tf.constant(3), 2)   # 1.5 as float64
     """
-    x, y = binary_inputs(x, y)
-    check_same_dtype("RealDiv", x, y)
-    d = x.dtype.base_dtype
-    if d.is_integer:
-        target = _dt.float32 if d in (_dt.int8, _dt.uint8, _dt.int16, _dt.uint16) \
-            else _dt.float64
-        x, y = cast(x, target), cast(y, target)
-    return _create("RealDiv", [x, y], name=name)
+    # As TF: one "truediv" scope holds the converted operands, the casts and the op.
+    with name_scope(name, "truediv", [x, y]) as scope:
+        x, y = binary_inputs(x, y)
+        check_same_dtype("RealDiv", x, y)
+        d = x.dtype.base_dtype
+        if d.is_integer:
+            target = _dt.float32 if d in (_dt.int8, _dt.uint8, _dt.int16, _dt.uint16) \
+                else _dt.float64
+            x, y = cast(x, target), cast(y, target)
+        return _create("RealDiv", [x, y], name=scope)
 
 
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -199,7 +202,7 @@ def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """`tf.floordiv`: floor(x / y) element-wise (`x // y`)."""
-    return _binary("FloorDiv", x, y, name)
+    return _binary("FloorDiv", x, y, name, "floordiv")
 
 
 def mod(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -276,6 +279,8 @@ def logical_or(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def logical_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
     """`tf.logical_xor`: (x | y) & ~(x & y) (`x ^ y`)."""
+    # TF opens no scope here: the inner ops sit beside the final "LogicalXor".
     x, y = binary_inputs(x, y)
-    return logical_and(logical_or(x, y), _logical_not(logical_and(x, y)), name=name)
+    return logical_and(logical_or(x, y), _logical_not(logical_and(x, y)),
+                       name=name or "LogicalXor")
 

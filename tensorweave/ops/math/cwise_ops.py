@@ -24,6 +24,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
@@ -46,19 +47,36 @@ def _is_symbolic(v: Any) -> bool:
 def binary_inputs(x: Any, y: Any) -> tuple[Tensor, Tensor]:
     """Converts two operands; a plain value takes the dtype of the symbolic one.
 
-    This is what makes `x * 2` stay float32 for a float32 `x` (TF1 behaviour).
+    This is what makes `x * 2` stay float32 for a float32 `x` (TF1 behaviour). A plain
+    value becomes a Const named after its argument ("x", "y"), as TF's op wrappers name
+    it, inside whatever name scope the caller opened.
     """
     if _is_symbolic(x):
         x = convert_to_tensor(x)
         y = convert_to_tensor(y) if _is_symbolic(y) else \
-            convert_to_tensor(y, dtype=x.dtype.base_dtype)
+            convert_to_tensor(y, dtype=x.dtype.base_dtype, name="y")
     elif _is_symbolic(y):
         y = convert_to_tensor(y)
-        x = convert_to_tensor(x, dtype=y.dtype.base_dtype)
+        x = convert_to_tensor(x, dtype=y.dtype.base_dtype, name="x")
     else:
-        x = convert_to_tensor(x)
-        y = convert_to_tensor(y, preferred_dtype=x.dtype)
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, preferred_dtype=x.dtype, name="y")
     return x, y
+
+
+def create_binary(op_type: str, x: Any, y: Any, name: str | None,
+                  default_name: str | None = None) -> Tensor:
+    """Builds `op_type(x, y)` named as TF's op wrappers name it.
+
+    TF opens the name scope `name or default_name` (the op type by default), converts
+    plain operands inside it (so `tf.add(x, 1)` makes "Add/y") and gives the op the
+    scope's name. Two tensors need no scope: the op takes the unique name directly.
+    """
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        return _create(op_type, [x, y], name=name or default_name or op_type)
+    with name_scope(name, default_name or op_type, [x, y]) as scope:
+        x, y = binary_inputs(x, y)
+        return _create(op_type, [x, y], name=scope)
 
 
 # ---- dtype classes and build-time checks ---------------------------------------------

@@ -19,6 +19,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import (
     constant_value, contains_tensor, convert_to_tensor, register_tensor_conversion_function)
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
@@ -308,11 +309,27 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool | None 
 
 
 # ---- Tensor operators ----------------------------------------------------------------
-def _reflected(fn: Any) -> Any:
-    def r(self: Tensor, other: Any) -> Tensor:
-        return fn(other, self)
-    r.__name__ = f"r_{fn.__name__}"
-    return r
+# As TF 1.x: `x + y` opens the name scope "add" (the operator's name, not the op type),
+# converts a plain operand inside it as "y" (or "x" when reflected) with the tensor's
+# dtype, and names the op after the scope, so users find "add:0", "mul_1:0", "add/y".
+def _operator(fn: Callable[..., Any], op_name: str) -> Any:
+    def binary_op_wrapper(x: Tensor, y: Any) -> Tensor:
+        with name_scope(None, op_name, [x, y]) as name:
+            if not _cw._is_symbolic(y):
+                y = convert_to_tensor(y, dtype=x.dtype.base_dtype, name="y")
+            return fn(x, y, name=name)
+    binary_op_wrapper.__name__ = f"__{op_name}__"
+    return binary_op_wrapper
+
+
+def _reflected(fn: Callable[..., Any], op_name: str) -> Any:
+    def r_binary_op_wrapper(y: Tensor, x: Any) -> Tensor:
+        with name_scope(None, op_name, [x, y]) as name:
+            if not _cw._is_symbolic(x):
+                x = convert_to_tensor(x, dtype=y.dtype.base_dtype, name="x")
+            return fn(x, y, name=name)
+    r_binary_op_wrapper.__name__ = f"__r{op_name}__"
+    return r_binary_op_wrapper
 
 
 def _install_operators() -> None:
@@ -321,8 +338,8 @@ def _install_operators() -> None:
         "floordiv": floordiv, "mod": mod, "pow": pow, "matmul": matmul,
         "and": logical_and, "or": logical_or, "xor": logical_xor}
     for op_name, fn in binary.items():
-        Tensor._override_operator(f"__{op_name}__", fn)
-        Tensor._override_operator(f"__r{op_name}__", _reflected(fn))
+        Tensor._override_operator(f"__{op_name}__", _operator(fn, op_name))
+        Tensor._override_operator(f"__r{op_name}__", _reflected(fn, op_name))
     # == and != are deliberately not overridden: TF1 tensors compare by identity.
     for op_name, fn in {"lt": less, "le": less_equal, "gt": greater,
                         "ge": greater_equal}.items():

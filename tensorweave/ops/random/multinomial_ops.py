@@ -17,6 +17,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
@@ -88,9 +89,13 @@ def multinomial(logits: Any, num_samples: Any, seed: int | None = None,
         >>> tf.multinomial([[0.0, 1.0, 2.0]], num_samples=4, seed=3)
     """
     attrs = {**_seed_attrs(seed), "output_dtype": _dt.as_dtype(output_dtype or _dt.int64)}
-    return _create("Multinomial", [convert_to_tensor(logits),
-                                   convert_to_tensor(num_samples, dtype=_dt.int32)],
-                   attrs, name or "multinomial").outputs[0]
+    # TF 1.x's layout: multinomial/logits, multinomial/Multinomial/num_samples and the op
+    # multinomial/Multinomial (the op wrapper's own scope converts num_samples).
+    with name_scope(name, "multinomial", [logits]):
+        logits = convert_to_tensor(logits, name="logits")
+        with name_scope(None, "Multinomial", [logits, num_samples]) as scope:
+            n = convert_to_tensor(num_samples, dtype=_dt.int32, name="num_samples")
+            return _create("Multinomial", [logits, n], attrs, scope).outputs[0]
 
 
 def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: int | None = None,

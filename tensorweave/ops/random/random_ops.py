@@ -22,6 +22,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -192,22 +193,22 @@ def _seed_attrs(seed: int | None) -> dict[str, Any]:
     return {"seed": s1, "seed2": s2}
 
 
-def _scaled(sample: Tensor, scale: Any, shift: Any, dtype: _dt.DType) -> Tensor:
-    """sample * scale + shift, skipping the ops when they are the identity."""
-    out = sample
-    if isinstance(scale, Tensor) or scale != 1:
-        out = math_ops.multiply(out, convert_to_tensor(scale, dtype=dtype))
-    if isinstance(shift, Tensor) or shift != 0:
-        out = math_ops.add(out, convert_to_tensor(shift, dtype=dtype))
-    return out
+def _float_random(op_type: str, shape: Tensor, dtype: _dt.DType, seed: int | None) -> Tensor:
+    attrs = {"dtype": dtype, **_seed_attrs(seed)}
+    return _create(op_type, [shape], attrs, None).outputs[0]
 
 
-def _float_random(op_type: str, shape: Any, dtype: Any, seed: int | None, name: str | None,
-                  ) -> Tensor:
+def _normal(op_type: str, default_name: str, shape: Any, mean: Any, stddev: Any, dtype: Any,
+            seed: int | None, name: str | None) -> Tensor:
+    # TF 1.x's layout, which users see in graphs: <scope>/shape, /mean, /stddev, the
+    # sampling op, /mul, and the final add named after the scope itself.
     dt = _dt.as_dtype(dtype).base_dtype
-    shp = _int_tensor(shape)
-    attrs = {"dtype": dt, **_seed_attrs(seed)}
-    return _create(op_type, [shp], attrs, name).outputs[0]
+    with name_scope(name, default_name, [shape, mean, stddev]) as scope:
+        shp = _int_tensor(shape, name="shape")
+        mean_t = convert_to_tensor(mean, dtype=dt, name="mean")
+        stddev_t = convert_to_tensor(stddev, dtype=dt, name="stddev")
+        sample = _float_random(op_type, shp, dt, seed)
+        return math_ops.add(sample * stddev_t, mean_t, name=scope)
 
 
 def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = _dt.float32,
@@ -223,9 +224,8 @@ def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = _
     Example:
         >>> w = tf.random_normal([784, 10], stddev=0.01, seed=1)
     """
-    dt = _dt.as_dtype(dtype).base_dtype
-    sample = _float_random("RandomStandardNormal", shape, dt, seed, name)
-    return _scaled(sample, stddev, mean, dt)
+    return _normal("RandomStandardNormal", "random_normal", shape, mean, stddev, dtype, seed,
+                   name)
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = _dt.float32,
@@ -235,9 +235,8 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any 
     Example:
         >>> w = tf.truncated_normal([3, 3], stddev=0.1)  # all |w| <= 0.2
     """
-    dt = _dt.as_dtype(dtype).base_dtype
-    sample = _float_random("TruncatedNormal", shape, dt, seed, name)
-    return _scaled(sample, stddev, mean, dt)
+    return _normal("TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype, seed,
+                   name)
 
 
 def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dt.float32,
@@ -253,24 +252,24 @@ def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any =
         >>> tf.random_uniform([5], 0, 10, dtype=tf.int32, seed=3)
     """
     dt = _dt.as_dtype(dtype).base_dtype
-    if dt.is_integer:
-        if maxval is None:
-            raise ValueError(f"random_uniform with integer dtype {dt.name} needs an explicit "
-                             "maxval (values are drawn from [minval, maxval)).")
-        lo = convert_to_tensor(minval, dtype=dt)
-        hi = convert_to_tensor(maxval, dtype=dt)
-        return _create("RandomUniformInt", [_int_tensor(shape), lo, hi], _seed_attrs(seed),
-                       name).outputs[0]
-    if not dt.is_floating:
+    if dt.is_integer and maxval is None:
+        raise ValueError(f"random_uniform with integer dtype {dt.name} needs an explicit "
+                         "maxval (values are drawn from [minval, maxval)).")
+    if not dt.is_integer and not dt.is_floating:
         raise TypeError(f"random_uniform: dtype must be a float or integer type, got {dt.name}")
     if maxval is None:
         maxval = 1
-    sample = _float_random("RandomUniform", shape, dt, seed, name)
-    if isinstance(minval, Tensor) or isinstance(maxval, Tensor):
-        span = math_ops.subtract(convert_to_tensor(maxval, dtype=dt),
-                                 convert_to_tensor(minval, dtype=dt))
-        return _scaled(sample, span, minval, dt)
-    return _scaled(sample, maxval - minval, minval, dt)
+    # TF 1.x's layout: random_uniform/shape, /min, /max, the sampling op, /sub, /mul and
+    # the final add (or the RandomUniformInt op) named after the scope itself.
+    with name_scope(name, "random_uniform", [shape, minval, maxval]) as scope:
+        shp = _int_tensor(shape, name="shape")
+        lo = convert_to_tensor(minval, dtype=dt, name="min")
+        hi = convert_to_tensor(maxval, dtype=dt, name="max")
+        if dt.is_integer:
+            return _create("RandomUniformInt", [shp, lo, hi], _seed_attrs(seed),
+                           scope).outputs[0]
+        sample = _float_random("RandomUniform", shp, dt, seed)
+        return math_ops.add(sample * (hi - lo), lo, name=scope)
 
 
 def random_shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:
@@ -279,8 +278,9 @@ def random_shuffle(value: Any, seed: int | None = None, name: str | None = None)
     Example:
         >>> tf.random_shuffle(tf.range(5), seed=1)
     """
-    return _create("RandomShuffle", [convert_to_tensor(value)], _seed_attrs(seed),
-                   name).outputs[0]
+    with name_scope(name, "RandomShuffle", [value]) as scope:
+        value = convert_to_tensor(value, name="value")
+        return _create("RandomShuffle", [value], _seed_attrs(seed), scope).outputs[0]
 
 
 __all__ = ["random_normal", "truncated_normal", "random_uniform", "random_shuffle",

@@ -1,0 +1,127 @@
+"""Default node names match TensorFlow 1.x's: operators, op wrappers, random ops.
+
+TF1 users find nodes by name (`get_tensor_by_name("add:0")`, TensorBoard, exported
+graphs), so the names are API. TF_NAMES below were recorded from real TensorFlow with
+tools/compare_tf_op_names.py (`--side tf --record`), which also holds the CASES that build
+these graphs; this test runs the same CASES with tensorweave and needs no TensorFlow.
+Where TF 2.21 departs from TF 1.15 (a default `random_uniform` there skips its /min, /max,
+/sub, /mul ops), TF 1.15's names are recorded.
+"""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+from typing import Any
+
+import pytest
+
+import tensorweave as tf
+
+_TOOL = pathlib.Path(__file__).resolve().parents[1] / "tools" / "compare_tf_op_names.py"
+
+
+def _load_tool() -> Any:
+    spec = importlib.util.spec_from_file_location("compare_tf_op_names", _TOOL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TOOL = _load_tool()
+
+TF_NAMES: dict[str, list[str]] = {
+    "operators": [
+        "x", "y", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "Neg",
+        "Abs", "Less", "LessEqual", "Greater", "GreaterEqual",
+    ],
+    "operators_python_operand": [
+        "x", "y", "add/y", "add", "mul/x", "mul", "sub/x", "sub", "truediv/y", "truediv",
+        "truediv_1/x", "truediv_1", "pow/y", "pow", "pow_1/x", "pow_1", "floordiv/y", "floordiv",
+        "mod/x", "mod",
+    ],
+    "operators_int_and_bool": [
+        "i", "a", "b", "truediv/y", "truediv/Cast", "truediv/Cast_1", "truediv", "floordiv/y",
+        "floordiv", "mod/y", "mod", "LogicalNot", "and", "or", "xor/LogicalOr", "xor/LogicalAnd",
+        "xor/LogicalNot", "xor", "Neg",
+    ],
+    "operators_indexing": [
+        "x", "y", "strided_slice/stack", "strided_slice/stack_1", "strided_slice/stack_2",
+        "strided_slice", "strided_slice_1/stack", "strided_slice_1/stack_1",
+        "strided_slice_1/stack_2", "strided_slice_1", "strided_slice_2/stack",
+        "strided_slice_2/stack_1", "strided_slice_2/stack_2", "strided_slice_2",
+        "strided_slice_3/stack", "strided_slice_3/stack_1", "strided_slice_3/stack_2",
+        "strided_slice_3", "strided_slice_4/stack", "strided_slice_4/stack_1",
+        "strided_slice_4/stack_2", "strided_slice_4",
+    ],
+    "operators_variables": [
+        "v/initial_value", "v", "v/Assign", "v/read", "add/y", "add", "mul", "sub", "truediv/y",
+        "truediv", "Neg", "strided_slice/stack", "strided_slice/stack_1", "strided_slice/stack_2",
+        "strided_slice", "matmul", "Abs",
+    ],
+    "math_functions": [
+        "x", "y", "Add", "Sub", "Mul", "truediv", "truediv_1", "MatMul", "Square", "Sqrt", "Exp",
+        "Log", "Maximum", "Minimum", "Abs", "Neg", "Sign", "AddN", "Pow", "floordiv", "FloorMod",
+    ],
+    "random_functions": [
+        "random_uniform/shape", "random_uniform/min", "random_uniform/max",
+        "random_uniform/RandomUniform", "random_uniform/sub", "random_uniform/mul",
+        "random_uniform", "random_uniform_1/shape", "random_uniform_1/min",
+        "random_uniform_1/max", "random_uniform_1/RandomUniform", "random_uniform_1/sub",
+        "random_uniform_1/mul", "random_uniform_1", "random_uniform_2/shape",
+        "random_uniform_2/min", "random_uniform_2/max", "random_uniform_2", "random_normal/shape",
+        "random_normal/mean", "random_normal/stddev", "random_normal/RandomStandardNormal",
+        "random_normal/mul", "random_normal", "truncated_normal/shape", "truncated_normal/mean",
+        "truncated_normal/stddev", "truncated_normal/TruncatedNormal", "truncated_normal/mul",
+        "truncated_normal", "RandomShuffle/value", "RandomShuffle", "multinomial/logits",
+        "multinomial/Multinomial/num_samples", "multinomial/Multinomial",
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(TF_NAMES))
+def test_case_names_match_tf(case: str) -> None:
+    assert TOOL.node_names(tf, case) == TF_NAMES[case]
+
+
+def test_operator_names_inside_a_user_scope_and_lookup_by_name() -> None:
+    with tf.Graph().as_default() as g:
+        x = tf.constant([1.0, 2.0], name="x")
+        with tf.name_scope("layer"):
+            y = x * 2.0 + 1.0
+        z = x + x
+        assert y.name == "layer/add:0"
+        assert [op.name for op in g.get_operations()][1:] == [
+            "layer/mul/y", "layer/mul", "layer/add/y", "layer/add", "add"]
+        assert g.get_tensor_by_name("add:0") is z
+        with tf.Session() as sess:
+            assert sess.run(y).tolist() == [3.0, 5.0]
+
+
+def test_explicit_names_win_and_variables_keep_their_names() -> None:
+    with tf.Graph().as_default() as g:
+        v = tf.Variable([1.0, 2.0], name="v")
+        r = tf.random_uniform([2], 1.0, 3.0, seed=1, name="noise")
+        d = tf.truediv(tf.constant([4, 6]), 2, name="half")
+        s = tf.add(v, 1.0)
+        assert (r.name, d.name, s.name) == ("noise:0", "half:0", "Add:0")
+        assert g.get_tensor_by_name("Add/y:0").op.type == "Const"
+        assert [x.op.name for x in tf.global_variables()] == ["v"]
+        assert d.dtype == tf.float64  # int operands cast inside the "half" scope
+        assert g.get_operation_by_name("half/Cast").type == "Cast"
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out = sess.run(r)
+            assert ((out >= 1.0) & (out < 3.0)).all()
+            assert sess.run(d).tolist() == [2.0, 3.0]
+
+
+def test_operator_with_a_foreign_operand_still_converts_with_the_tensor_dtype() -> None:
+    with tf.Graph().as_default():
+        x = tf.constant([1.5], name="x")
+        y = 2 ** x           # reflected: the Python value is "x", converted to float32
+        assert y.op.inputs[0].op.name == "pow/x"
+        assert y.op.inputs[0].dtype == tf.float32
+        i = tf.constant([3], name="i")
+        with pytest.raises((TypeError, ValueError)):
+            _ = i + 1.5      # as TF: 1.5 is not an int32
