@@ -365,13 +365,22 @@ def test_file_scheme_is_local(tmp_path: pathlib.Path) -> None:
     assert gfile.GFile("file://" + str(tmp_path / "f")).read() == "x"
 
 
-def test_lowercase_names_are_aliases() -> None:
-    pairs = {"exists": "Exists", "isdir": "IsDirectory", "makedirs": "MakeDirs",
-             "mkdir": "MkDir", "rmtree": "DeleteRecursively", "remove": "Remove",
-             "rename": "Rename", "copy": "Copy", "glob": "Glob", "listdir": "ListDirectory",
-             "walk": "Walk", "stat": "Stat"}
-    for lower, upper in pairs.items():
-        assert getattr(gfile, lower) is getattr(gfile, upper)
+def test_lowercase_names_take_tf_io_gfile_parameters(tmp_path: pathlib.Path) -> None:
+    # tf.io.gfile's names use TF's newer parameter names (path, src/dst, pattern, topdown).
+    d = str(tmp_path / "d")
+    gfile.makedirs(path=d)
+    gfile.mkdir(path=d + "/e")
+    _write(tmp_path / "d" / "f", "x")
+    gfile.copy(src=d + "/f", dst=d + "/g", overwrite=False)
+    gfile.rename(src=d + "/g", dst=d + "/h")
+    assert gfile.exists(path=d + "/h") and gfile.isdir(path=d + "/e")
+    assert sorted(gfile.listdir(path=d)) == ["e", "f", "h"]
+    assert gfile.glob(pattern=d + "/[fh]") == sorted([d + "/f", d + "/h"])
+    assert gfile.stat(path=d + "/f").length == 1
+    assert [top for top, _, _ in gfile.walk(d, topdown=False)][-1] == d
+    gfile.remove(path=d + "/h")
+    gfile.rmtree(path=d)
+    assert not gfile.exists(d)
     assert gfile.Open is gfile.GFile and issubclass(gfile.FastGFile, gfile.GFile)
     assert issubclass(errors.NotFoundError, errors.OpError)
 

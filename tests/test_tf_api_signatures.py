@@ -35,6 +35,8 @@ ALLOWED: dict[str, str] = {
     "Tensor": "TF's takes (op, value_index, dtype); tensors are op outputs",
     "data.Iterator": "TF's takes a resource and the 3 structure parts; use from_structure",
     "keras.optimizers.Optimizer": "is tf.train.Optimizer (no OptimizerV2 base to subclass)",
+    "lookup.StaticHashTable": "is HashTable (…, shared_name, name); TF's v1 class takes "
+                              "(initializer, default_value, name): lookup files in flux",
 }
 
 

@@ -50,10 +50,20 @@ DEFAULT_ESTIMATOR_REPO = "/work/.mirror/tensorflow+estimator/repo"
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "data", "io", "image", "sparse",
               "math", "strings", "summary", "linalg", "random", "feature_column",
               "initializers", "saved_model", "layers", "keras.layers", "keras.optimizers",
-              "estimator", "estimator.export", "estimator.inputs")
+              "estimator", "estimator.export", "estimator.inputs", "debugging", "errors",
+              "lookup", "python_io", "queue", "sets", "signal", "app", "logging", "gfile",
+              "graph_util", "distribute", "config", "bitwise", "dtypes", "io.gfile",
+              "nn.rnn_cell", "train.queue_runner", "saved_model.loader", "saved_model.builder",
+              "saved_model.utils", "saved_model.signature_def_utils", "test", "keras",
+              "keras.initializers", "keras.losses", "keras.metrics", "keras.backend",
+              "keras.models", "keras.utils", "keras.callbacks", "keras.activations",
+              "keras.regularizers", "keras.constraints")
 # Namespaces TF 2.21 cannot introspect (built from Keras 2 only): TF 1.15's sources alone.
-SOURCE_ONLY = ("layers", "keras.layers", "keras.optimizers", "estimator", "estimator.export",
-               "estimator.inputs")
+SOURCE_ONLY = ("layers", "estimator", "estimator.export", "estimator.inputs", "keras",
+               "keras.layers", "keras.optimizers", "keras.initializers", "keras.losses",
+               "keras.metrics", "keras.backend", "keras.models", "keras.utils",
+               "keras.callbacks", "keras.activations", "keras.regularizers",
+               "keras.constraints")
 # The decorators that export a definition to the public API (Keras, Estimator: their own).
 EXPORTERS = ("tf_export", "keras_export", "estimator_export")
 
@@ -97,9 +107,14 @@ def _from_runtime(table: dict[str, list[str]]) -> None:
         if ns in SOURCE_ONLY:
             continue
         mod = v1
-        for part in filter(None, ns.split(".")):
-            mod = getattr(mod, part)
-        for name in dir(mod):
+        try:
+            for part in filter(None, ns.split(".")):
+                mod = getattr(mod, part)
+            names = dir(mod)
+        except (AttributeError, ImportError) as e:  # Keras-3-backed lazy modules
+            print(f"skipped tf.compat.v1.{ns}: {type(e).__name__}: {e}")
+            continue
+        for name in names:
             if name.startswith("_"):
                 continue
             try:

@@ -178,10 +178,10 @@ def get_value(x: Any) -> np.ndarray:
     return batch_get_value([x])[0]
 
 
-def batch_set_value(pairs: list[tuple[Any, Any]]) -> None:
+def batch_set_value(tuples: list[tuple[Any, Any]]) -> None:
     """Loads each (variable, numpy value) through `get_session()`."""
     sess = get_session()
-    for var, value in pairs:
+    for var, value in tuples:
         var.load(np.asarray(value), sess)
 
 

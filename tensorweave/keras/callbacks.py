@@ -156,7 +156,11 @@ class ModelCheckpoint(Callback):
 
     def __init__(self, filepath: str, monitor: str = "val_loss", verbose: int = 0,
                  save_best_only: bool = False, save_weights_only: bool = True,
-                 mode: str = "auto", period: int = 1) -> None:
+                 mode: str = "auto", save_freq: Any = "epoch", period: int = 1) -> None:
+        # TF 1.x's order (save_freq 7th; period is its deprecated keyword).
+        if save_freq != "epoch":
+            raise ValueError(f"ModelCheckpoint: save_freq={save_freq!r} (every N batches) is "
+                             "not supported; use save_freq='epoch' with period=N epochs.")
         super().__init__()
         self.filepath, self.monitor, self.verbose = filepath, monitor, verbose
         self.save_best_only, self.period = save_best_only, max(1, int(period))
@@ -195,10 +199,18 @@ class TensorBoard(Callback):
     """Writes each epoch's loss and metrics as scalars TensorBoard shows (log_dir)."""
 
     def __init__(self, log_dir: str = "./logs", histogram_freq: int = 0,
-                 write_graph: bool = True, update_freq: str = "epoch") -> None:
-        if histogram_freq or update_freq != "epoch":
+                 batch_size: int = 32, write_graph: bool = True, write_grads: bool = False,
+                 write_images: bool = False, embeddings_freq: int = 0,
+                 embeddings_layer_names: Any = None, embeddings_metadata: Any = None,
+                 embeddings_data: Any = None, update_freq: str = "epoch",
+                 profile_batch: int = 2) -> None:
+        # TF 1.x's parameters and order. batch_size only sizes histogram runs and
+        # profile_batch profiles eager execution only: neither applies to graph mode.
+        if (histogram_freq or update_freq != "epoch" or write_grads or write_images
+                or embeddings_freq):
             raise ValueError("TensorBoard callback: only epoch scalars are written; leave "
-                             "histogram_freq=0 and update_freq='epoch'.")
+                             "histogram_freq=0, write_grads/write_images False, "
+                             "embeddings_freq=0 and update_freq='epoch'.")
         super().__init__()
         self.log_dir, self.write_graph = log_dir, write_graph
         self.writer: FileWriter | None = None

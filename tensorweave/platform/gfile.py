@@ -327,16 +327,65 @@ def Stat(filename: PathType) -> FileStatistics:
                           is_directory=_stat.S_ISDIR(st.st_mode))
 
 
-# TF 1.14+ / 2.x names (`tf.io.gfile`): the same functions, not copies.
-exists = Exists
-isdir = IsDirectory
-makedirs = MakeDirs
-mkdir = MkDir
-rmtree = DeleteRecursively
-remove = Remove
-rename = Rename
-copy = Copy
-glob = Glob
-listdir = ListDirectory
-walk = Walk
-stat = Stat
+# `tf.io.gfile`'s names take TF's newer parameter names (path, src/dst, pattern,
+# topdown), which programs pass by keyword: thin wrappers over the functions above.
+def exists(path: PathType) -> bool:
+    """`tf.io.gfile.exists`."""
+    return Exists(path)
+
+
+def isdir(path: PathType) -> bool:
+    """`tf.io.gfile.isdir`."""
+    return IsDirectory(path)
+
+
+def makedirs(path: PathType) -> None:
+    """`tf.io.gfile.makedirs`."""
+    MakeDirs(path)
+
+
+def mkdir(path: PathType) -> None:
+    """`tf.io.gfile.mkdir`."""
+    MkDir(path)
+
+
+def rmtree(path: PathType) -> None:
+    """`tf.io.gfile.rmtree`."""
+    DeleteRecursively(path)
+
+
+def remove(path: PathType) -> None:
+    """`tf.io.gfile.remove`."""
+    Remove(path)
+
+
+def rename(src: PathType, dst: PathType, overwrite: bool = False) -> None:
+    """`tf.io.gfile.rename`."""
+    Rename(src, dst, overwrite)
+
+
+def copy(src: PathType, dst: PathType, overwrite: bool = False) -> None:
+    """`tf.io.gfile.copy`."""
+    Copy(src, dst, overwrite)
+
+
+def glob(pattern: PathType | Iterable[PathType]) -> list[str]:
+    """`tf.io.gfile.glob`."""
+    return Glob(pattern)
+
+
+def listdir(path: PathType) -> list[str]:
+    """`tf.io.gfile.listdir`."""
+    return ListDirectory(path)
+
+
+def walk(top: PathType, topdown: bool = True,
+         onerror: Callable[[errors.OpError], object] | None = None
+         ) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`tf.io.gfile.walk`: `Walk` with TF 2's `topdown`."""
+    return Walk(top, topdown, onerror)
+
+
+def stat(path: PathType) -> FileStatistics:
+    """`tf.io.gfile.stat`."""
+    return Stat(path)
