@@ -282,8 +282,8 @@ grad_split_op.no_gradient()
 @grad_split_op.kernel("CPU")
 def _(flow: Any, value: Any, lengths: Any) -> Any:
     v = unwrap(flow).zeros_grad()
-    return TensorArrayValue(v.name, v.dtype, v.items, True, None, False, True).split(
-        value, lengths)
+    grad = TensorArrayValue(v.name, v.dtype, v.items, True, None, False, True, nz=())
+    return grad.split(value, lengths)
 
 
 grad_concat_op = define_op("TensorArrayFlowGradConcat", inputs=("grad_flow", "like", "lengths"))

@@ -49,11 +49,12 @@ class TensorArrayValue:
     """An immutable TensorArray: elements (None where unwritten) and its settings."""
 
     __slots__ = ("name", "dtype", "items", "dynamic", "element_shape", "identical",
-                 "is_grad", "clear_after_read", "root")
+                 "is_grad", "clear_after_read", "root", "nz")
 
     def __init__(self, name: str, dtype: Any, items: tuple, dynamic: bool,
                  element_shape: list | None, identical: bool, is_grad: bool,
-                 clear_after_read: bool = False, root: Any = None) -> None:
+                 clear_after_read: bool = False, root: Any = None,
+                 nz: tuple | None = None) -> None:
         self.name = name
         self.dtype = np.dtype(dtype)
         self.items = items
@@ -64,6 +65,9 @@ class TensorArrayValue:
         self.clear_after_read = clear_after_read
         # Shared by every value derived from one creation: the key of its reads.
         self.root = root if root is not None else _Root()
+        # The written indices, kept for gradient arrays (mostly empty: adding two is
+        # then O(written) instead of a pass over every element).
+        self.nz = nz
 
     @classmethod
     def new(cls, name: str, size: int, dtype: Any, dynamic: bool = False,
@@ -75,16 +79,23 @@ class TensorArrayValue:
         return cls(name, dtype, (None,) * size, dynamic, element_shape, identical, False,
                    clear_after_read)
 
-    def _replace(self, items: tuple, element_shape: list | None = None) -> "TensorArrayValue":
+    def _replace(self, items: tuple, element_shape: list | None = None,
+                 nz: tuple | None = None) -> "TensorArrayValue":
         es = self.element_shape if element_shape is None else element_shape
         return TensorArrayValue(self.name, self.dtype, items, self.dynamic, es,
                                 self.identical, self.is_grad, self.clear_after_read,
-                                self.root)
+                                self.root, nz)
+
+    def written(self) -> tuple:
+        """The indices written so far."""
+        if self.nz is None:
+            return tuple(i for i, x in enumerate(self.items) if x is not None)
+        return self.nz
 
     def zeros_grad(self) -> "TensorArrayValue":
         """A gradient value of the same size with nothing written (all zeros)."""
         return TensorArrayValue(self.name + "@grad", self.dtype, (None,) * len(self.items),
-                                True, self.element_shape, False, True)
+                                True, self.element_shape, False, True, nz=())
 
     def note_reads(self, step: Any, indices: Sequence[int]) -> None:
         """TF 1.x's clear_after_read: an element read once in a step cannot be read again
@@ -125,6 +136,7 @@ class TensorArrayValue:
     def write_many(self, indices: Sequence[int], values: Sequence[Any]) -> "TensorArrayValue":
         items = list(self.items)
         es = self.element_shape
+        fresh: list[int] = []
         for index, value in zip(indices, values):
             index = int(index)
             value = np.asarray(value)
@@ -135,7 +147,9 @@ class TensorArrayValue:
             self._check_value(index, value)
             if index >= len(items):
                 items.extend([None] * (index + 1 - len(items)))
-            if items[index] is not None:
+            if items[index] is None:
+                fresh.append(index)
+            else:
                 if not self.is_grad:
                     raise errors.InvalidArgumentError(
                         None, None, f"TensorArray {self.name}: Could not write to "
@@ -144,7 +158,8 @@ class TensorArrayValue:
             items[index] = value
             if self.identical and (es is None or any(d is None or d < 0 for d in es)):
                 es = list(value.shape)
-        return self._replace(tuple(items), es)
+        nz = None if self.nz is None else self.nz + tuple(fresh)
+        return self._replace(tuple(items), es, nz)
 
     def write(self, index: int, value: Any) -> "TensorArrayValue":
         return self.write_many([index], [value])
@@ -280,9 +295,20 @@ class TensorArrayValue:
         n = max(len(self.items), len(other.items))
         a = self.items + (None,) * (n - len(self.items))
         b = other.items + (None,) * (n - len(other.items))
-        items = tuple(y if x is None else x if y is None else _add(x, y, self.name, i)
-                      for i, (x, y) in enumerate(zip(a, b)))
-        return self._replace(items)
+        # Gradient arrays are mostly unwritten (a loop step writes one element): copy
+        # the fuller side and add in the other's written elements.
+        wa, wb = self.written(), other.written()
+        if len(wa) < len(wb):
+            a, b, wa, wb = b, a, wb, wa
+        items = list(a)
+        fresh = []
+        for i in wb:
+            if items[i] is None:
+                items[i] = b[i]
+                fresh.append(i)
+            else:
+                items[i] = _add(items[i], b[i], self.name, i)
+        return self._replace(tuple(items), nz=wa + tuple(fresh))
 
     def __repr__(self) -> str:
         written = sum(x is not None for x in self.items)
