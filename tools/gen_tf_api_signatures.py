@@ -59,7 +59,7 @@ NAMESPACES = ("", "nn", "train", "losses", "metrics", "data", "io", "image", "sp
               "keras.models", "keras.utils", "keras.callbacks", "keras.activations",
               "keras.regularizers", "keras.constraints")
 # Namespaces TF 2.21 cannot introspect (built from Keras 2 only): TF 1.15's sources alone.
-SOURCE_ONLY = ("layers", "estimator", "estimator.export", "estimator.inputs", "keras",
+SOURCE_ONLY = ("layers", "nn.rnn_cell", "estimator", "estimator.export", "estimator.inputs", "keras",
                "keras.layers", "keras.optimizers", "keras.initializers", "keras.losses",
                "keras.metrics", "keras.backend", "keras.models", "keras.utils",
                "keras.callbacks", "keras.activations", "keras.regularizers",
