@@ -111,6 +111,11 @@ def name_scope(name: str | None, default_name: str | None = None,
 
 
 def _graph_of(values: Any) -> Graph:
+    # While a function body (a loop body, a cond branch) is built, its graph is the
+    # graph, whatever graph the values come from: outer tensors are captured (TF's
+    # _get_graph_from_inputs does the same).
+    if get_default_graph().building_function:
+        return get_default_graph()
     for v in values:
         v = getattr(v, "_as_graph_element", lambda: v)()  # noqa: B023 - called now
         if isinstance(v, (Tensor, Operation)):
