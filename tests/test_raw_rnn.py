@@ -104,3 +104,61 @@ def test_dynamic_rnn_keeps_the_static_time_dimension(time_major, shape, expected
             tf.nn.rnn_cell.GRUCell(4), tf.nn.rnn_cell.GRUCell(4), x, dtype=tf.float32,
             time_major=time_major)
         assert fw.shape.as_list() == expected and bw.shape.as_list() == expected
+
+
+# TF 2.21 (compat.v1, control flow v1) on the same cell, loop_fn and inputs.
+_TF_OUTPUTS = [[[0.66377, 0.45831], [0.52421, 0.34938]],
+               [[0.57408, 0.57021], [0.3545, 0.40044]], [[0.24246, 0.39525], [0.0, 0.0]],
+               [[-0.30109, -0.02246], [0.0, 0.0]]]
+_TF_FINAL = [[-0.30109, -0.02246], [0.3545, 0.40044]]
+_TF_LOOP_STATE = 3.69073
+_TF_GRAD = [[[-2.37329, -1.13652, 0.10024], [-3.12225, -1.50617, 0.10991]],
+            [[-2.54721, -1.24424, 0.05872], [-3.20573, -1.58717, 0.03139]],
+            [[-3.04352, -1.50083, 0.04186], [-0.87856, -0.43968, -0.00081]],
+            [[-2.5301, -1.25754, 0.01503], [-0.77394, -0.38128, 0.01138]]]
+
+
+class FixedCell(tf.nn.rnn_cell.RNNCell):
+    """h' = tanh([x, h] @ W) with a constant W: no variables, the same in TF."""
+
+    @property
+    def output_size(self):
+        return 2
+
+    @property
+    def state_size(self):
+        return 2
+
+    def call(self, x, s):
+        w = np.linspace(-0.5, 0.5, 10).reshape(5, 2).astype(np.float32)
+        h = tf.tanh(tf.matmul(tf.concat([x, s], 1), tf.constant(w)))
+        return h, h
+
+
+def test_raw_rnn_values_loop_state_and_gradients_match_tensorflow():
+    with tf.Graph().as_default():
+        cell = FixedCell()
+        x = tf.constant(np.linspace(-1, 1, 24).reshape(4, 2, 3).astype(np.float32))
+        lengths = tf.constant([4, 2])
+        inputs_ta = tf.TensorArray(tf.float32, size=4).unstack(x)
+
+        def loop_fn(time, cell_output, cell_state, loop_state):
+            if cell_output is None:
+                state, emit, ls = cell.zero_state(2, tf.float32), None, tf.constant(0.0)
+            else:
+                state, emit = cell_state, cell_output
+                ls = loop_state + tf.reduce_sum(cell_output)
+            finished = time >= lengths
+            nxt = tf.cond(tf.reduce_all(finished), lambda: tf.zeros([2, 3]),
+                          lambda: inputs_ta.read(time))
+            return finished, nxt, state, emit, ls
+
+        out_ta, final, ls = tf.nn.raw_rnn(cell, loop_fn)
+        outs = out_ta.stack()
+        (g,) = tf.gradients(tf.reduce_sum(outs) + tf.reduce_sum(final) + ls, x)
+        with tf.Session() as sess:
+            o, f, lv, gv = sess.run([outs, final, ls, g])
+        np.testing.assert_allclose(o, _TF_OUTPUTS, atol=2e-5)
+        np.testing.assert_allclose(f, _TF_FINAL, atol=2e-5)
+        assert lv == pytest.approx(_TF_LOOP_STATE, abs=2e-5)
+        np.testing.assert_allclose(gv, _TF_GRAD, atol=2e-5)
