@@ -126,7 +126,8 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     within its entry of `shape_invariants`.
 
     Args:
-        loop_vars: a (nested) structure of tensors or convertible values.
+        loop_vars: a (nested) structure of tensors, tf.TensorArrays (carried as
+            their flows; body and caller get TensorArrays) or convertible values.
         shape_invariants: same structure, of TensorShapes (None: keep the
             variable's own shape).
         maximum_iterations: optional int or int tensor bounding iterations.
