@@ -79,3 +79,45 @@ def test_static_batch_sizes_must_agree():
         fc.input_layer(features, cols)
     with pytest.raises(ValueError, match=r"Batch size \(first dimension\)"):
         fc.linear_model(features, cols)
+
+
+def test_numeric_column_shape_and_default_checks():
+    assert fc.numeric_column("a", shape=[2, 3], default_value=2.).default_value == \
+        ((2., 2., 2.), (2., 2., 2.))
+    assert fc.numeric_column("a", shape=[2], default_value=[1, 2],
+                             dtype=tf.int32).default_value == (1, 2)
+    with pytest.raises(TypeError, match="shape dimensions must be integer"):
+        fc.numeric_column("a", shape=[1.0])
+    with pytest.raises(ValueError, match="shape dimensions must be greater than 0"):
+        fc.numeric_column("a", shape=[0])
+    with pytest.raises(TypeError, match="default_value must be compatible with dtype"):
+        fc.numeric_column("a", shape=[2], default_value=[1, 2.], dtype=tf.int32)
+    with pytest.raises(TypeError, match="default_value must be compatible with dtype"):
+        fc.numeric_column("a", default_value=["string"])
+    with pytest.raises(ValueError, match="The shape of default_value must be equal"):
+        fc.numeric_column("a", shape=[2], default_value=[1., 2., 3.])
+    for bad in (None, 1., [1, 0], [1, 1]):
+        with pytest.raises(ValueError, match="boundaries must be a sorted list"):
+            fc.bucketized_column(fc.numeric_column("a"), boundaries=bad)
+
+
+def test_nested_crosses_cross_their_leaves():
+    b = fc.bucketized_column(fc.numeric_column("a", dtype=tf.int32), [0, 1])
+    inner = fc.crossed_column(["d2", "c"], 10)
+    outer = fc.crossed_column([inner, "d1", b], 10)
+    assert outer.name == "a_bucketized_X_c_X_d1_X_d2"
+    flat = fc.crossed_column(["d2", "c", "d1", b], 10)  # the leaves, in order
+    features = {"a": tf.constant([[0], [1]], tf.int32),
+                "c": tf.constant([["x"], ["y"]]), "d1": tf.constant([["p"], ["q"]]),
+                "d2": tf.constant([["m"], ["n"]])}
+    nested_ids = outer._get_sparse_tensors(FeatureBuilder(features)).id_tensor
+    flat_ids = flat._get_sparse_tensors(FeatureBuilder(features)).id_tensor
+    with tf.Session() as sess:
+        # The inner cross's hash_bucket_size plays no part: the same ids as one cross.
+        np.testing.assert_array_equal(sess.run(nested_ids).values, sess.run(flat_ids).values)
+    weighted = fc.weighted_categorical_column(fc.categorical_column_with_identity("i", 3),
+                                              "w")
+    crossed = fc.crossed_column([weighted, "c"], 10)
+    with pytest.raises(ValueError, match="crossed_column does not support weight_tensor"):
+        fc.input_layer({"i": tf.constant([[1]], tf.int64), "w": tf.constant([[1.]]),
+                        "c": tf.constant([["x"]])}, [fc.indicator_column(crossed)])

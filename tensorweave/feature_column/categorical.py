@@ -236,8 +236,17 @@ class CrossedColumn(CategoricalColumn):
     hash_key: int | None
 
     @property
+    def leaf_keys(self) -> list[Any]:
+        """The crossed features with nested crosses flattened (TF crosses a cross's own
+        inputs, not its hashed ids)."""
+        out: list[Any] = []
+        for k in self.keys:
+            out.extend(k.leaf_keys if isinstance(k, CrossedColumn) else [k])
+        return out
+
+    @property
     def name(self) -> str:  # type: ignore[override]
-        return "_X_".join(sorted(k if isinstance(k, str) else k.name for k in self.keys))
+        return "_X_".join(sorted(k if isinstance(k, str) else k.name for k in self.leaf_keys))
 
     @property
     def _num_buckets(self) -> int:
@@ -253,11 +262,16 @@ class CrossedColumn(CategoricalColumn):
 
     def _transform_feature(self, builder: FeatureBuilder) -> SparseTensor:
         inputs = []
-        for k in self.keys:
+        for k in self.leaf_keys:
             if isinstance(k, str):
                 inputs.append(to_sparse_ids(builder.get(k)))
-            else:
-                inputs.append(k._get_sparse_tensors(builder)[0])
+                continue
+            ids, weights = k._get_sparse_tensors(builder)
+            if weights is not None:
+                raise ValueError(f"crossed_column does not support weight_tensor, but the "
+                                 f"given column populates weight_tensor. Given column: "
+                                 f"{k.name} (cross its unweighted categorical column)")
+            inputs.append(ids)
         return sparse_feature_cross(inputs, self.hash_bucket_size, self.hash_key)
 
 

@@ -79,27 +79,71 @@ def numeric_column(key: str, shape: Any = (1,), default_value: Any = None,
         >>> numeric_column("price", normalizer_fn=lambda x: (x - 3.) / 4.2)
     """
     check_key(key, "numeric_column")
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if not shape or any(int(d) < 1 for d in shape):
-        raise ValueError(f"shape dimensions must be greater than 0. shape: {shape}, key: {key}")
+    shape = (shape,) if not isinstance(shape, (list, tuple)) else tuple(shape)
+    for d in shape:
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+            raise TypeError(f"shape dimensions must be integer. shape: {shape}, key: {key}")
+        if d < 1:
+            raise ValueError(f"shape dimensions must be greater than 0. shape: {shape}, "
+                             f"key: {key}")
+    shape = tuple(int(d) for d in shape)
     dt = _dt.as_dtype(dtype)
     if not (dt.is_integer or dt.is_floating):
         raise ValueError(f"dtype must be convertible to float. dtype: {dt.name}, key: {key}")
     if normalizer_fn is not None and not callable(normalizer_fn):
         raise TypeError(f"normalizer_fn must be a callable. Given: {normalizer_fn}")
-    if default_value is not None:
-        default = np.asarray(default_value, dtype=dt.as_numpy_dtype)
-        if default.size not in (1, int(np.prod(shape))):
+    return NumericColumn(key, shape, _default_tuple(shape, default_value, dt, key), dt,
+                         normalizer_fn)
+
+
+def _default_tuple(shape: tuple[int, ...], value: Any, dt: _dt.DType, key: str) -> Any:
+    """`value` as TF stores a numeric column's default: a tuple nested to `shape` (a
+    scalar repeated), of ints, or of floats for a floating dtype.
+
+    Raises:
+        ValueError: a nested value whose shape is not `shape`.
+        TypeError: values the dtype cannot hold (floats for an integer dtype, strings).
+    """
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    scalar = not isinstance(value, (list, tuple))
+    if scalar and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return _filled(shape, int(value))
+    if scalar and isinstance(value, (float, np.floating)) and dt.is_floating:
+        return _filled(shape, float(value))
+    if not scalar:
+        if not _fits(value, shape):
             raise ValueError(f"The shape of default_value must be equal to given shape. "
-                             f"default_value: {default_value}, shape: {shape}, key: {key}")
-        # Stored as a tuple, as TF: a scalar repeated, else nested to `shape`.
-        default_value = (default.item(),) * int(np.prod(shape)) if default.ndim == 0 \
-            else _as_tuple(default.reshape(shape).tolist())
-    return NumericColumn(key, tuple(int(d) for d in shape), default_value, dt, normalizer_fn)
+                             f"default_value: {value}, shape: {shape}, key: {key}")
+        flat = _flatten_values(value)
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat) \
+                or (dt.is_floating and all(isinstance(v, (int, float, np.number))
+                                           and not isinstance(v, bool) for v in flat)):
+            return _as_tuple(value)
+    raise TypeError(f"default_value must be compatible with dtype. default_value: {value}, "
+                    f"dtype: {dt.name}, key: {key}")
+
+
+def _filled(shape: tuple[int, ...], value: Any) -> Any:
+    return tuple(_filled(shape[1:], value) for _ in range(shape[0])) if shape else value
+
+
+def _fits(value: Any, shape: tuple[int, ...]) -> bool:
+    if isinstance(value, (list, tuple)) != bool(shape):
+        return False
+    return not shape or (len(value) == shape[0] and all(_fits(v, shape[1:]) for v in value))
+
+
+def _flatten_values(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flatten_values(v)]
+    return [value]
 
 
 def _as_tuple(value: Any) -> Any:
-    return tuple(_as_tuple(v) for v in value) if isinstance(value, list) else value
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 @dataclass(frozen=True)
@@ -164,8 +208,10 @@ def bucketized_column(source_column: NumericColumn, boundaries: Any) -> Bucketiz
     if len(source_column.shape) > 1:
         raise ValueError(f"source_column must be one-dimensional column. Given: "
                          f"{source_column}")
-    b = tuple(float(x) for x in (boundaries or ()))
-    if not b or any(x >= y for x, y in zip(b, b[1:])):
+    if not isinstance(boundaries, (list, tuple)) or not boundaries:
+        raise ValueError(f"boundaries must be a sorted list. boundaries: {boundaries!r}")
+    b = tuple(float(x) for x in boundaries)
+    if any(x >= y for x, y in zip(b, b[1:])):
         raise ValueError(f"boundaries must be a sorted list. boundaries: {boundaries}")
     return BucketizedColumn(source_column, b)
 
