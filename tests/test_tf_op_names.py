@@ -4,8 +4,9 @@ TF1 users find nodes by name (`get_tensor_by_name("add:0")`, TensorBoard, export
 graphs), so the names are API. TF_NAMES below were recorded from real TensorFlow with
 tools/compare_tf_op_names.py (`--side tf --record`), which also holds the CASES that build
 these graphs; this test runs the same CASES with tensorweave and needs no TensorFlow.
-Where TF 2.21 departs from TF 1.15 (a default `random_uniform` there skips its /min, /max,
-/sub, /mul ops), TF 1.15's names are recorded.
+Where TF 2.21 departs from TF 1.15, TF 1.15's names are recorded: a default
+`random_uniform` keeps its /min, /max, /sub, /mul ops, and `ones_like` names its static
+shape "ones_like/Shape" (2.21: "ones_like/Shape/shape_as_tensor").
 """
 from __future__ import annotations
 
@@ -62,6 +63,19 @@ TF_NAMES: dict[str, list[str]] = {
     "math_functions": [
         "x", "y", "Add", "Sub", "Mul", "truediv", "truediv_1", "MatMul", "Square", "Sqrt", "Exp",
         "Log", "Maximum", "Minimum", "Abs", "Neg", "Sign", "AddN", "Pow", "floordiv", "FloorMod",
+    ],
+    "reductions": [
+        "x", "y", "b", "Const", "Sum", "Mean/reduction_indices", "Mean", "Const_1", "Max",
+        "Const_2", "Min", "Const_3", "Prod", "Const_4", "All", "Const_5", "Any", "Sum_1/input",
+        "Sum_1/reduction_indices", "Sum_1", "Mean_1/reduction_indices", "Mean_1",
+    ],
+    "fill_functions": [
+        "x", "y", "zeros", "ones", "zeros_like", "ones_like/Shape", "ones_like/Const",
+        "ones_like", "Fill/dims", "Fill/value", "Fill", "range/start", "range/limit",
+        "range/delta", "range", "range_1/start", "range_1/limit", "range_1/delta", "range_1",
+        "one_hot/on_value", "one_hot/off_value", "one_hot/indices", "one_hot/depth", "one_hot",
+        "Greater/y", "Greater", "Neg", "Select", "zeros_1/shape_as_tensor", "zeros_1/Const",
+        "zeros_1", "Shape", "ones_1/Const", "ones_1", "Placeholder", "zeros_like_1", "Const",
     ],
     "random_functions": [
         "random_uniform/shape", "random_uniform/min", "random_uniform/max",
@@ -125,3 +139,21 @@ def test_operator_with_a_foreign_operand_still_converts_with_the_tensor_dtype() 
         i = tf.constant([3], name="i")
         with pytest.raises((TypeError, ValueError)):
             _ = i + 1.5      # as TF: 1.5 is not an int32
+
+
+def test_zeros_and_ones_are_tf_shaped_graphs_with_the_same_values() -> None:
+    with tf.Graph().as_default():
+        small = tf.zeros([2, 3], tf.int32)            # one Const, as TF builds it
+        big = tf.ones([40, 40])                       # shape_as_tensor, Const, Fill
+        p = tf.placeholder(tf.float32, [None, 2])
+        zl, ol = tf.zeros_like(p), tf.ones_like(p, dtype=tf.int64)
+        assert (small.op.type, big.op.type, zl.op.type, ol.op.type) == (
+            "Const", "Fill", "ZerosLike", "Fill")
+        assert big.op.inputs[0].op.name == "ones/shape_as_tensor"
+        assert ol.shape.as_list() == [None, 2] and ol.dtype == tf.int64
+        r = tf.range(2, 8, 3)
+        assert [i.op.name for i in r.op.inputs] == ["range/start", "range/limit", "range/delta"]
+        with tf.Session() as sess:
+            s, b, z, o, rv = sess.run([small, big, zl, ol, r], {p: [[1.0, 2.0]]})
+        assert s.tolist() == [[0, 0, 0]] * 2 and float(b.sum()) == 1600.0
+        assert z.tolist() == [[0.0, 0.0]] and o.tolist() == [[1, 1]] and rv.tolist() == [2, 5]

@@ -94,8 +94,14 @@ def reductions(tf: Any) -> None:
     x, _y = _xy(tf)
     b = tf.constant([True, False], name="b")
     _ = [tf.reduce_sum(x), tf.reduce_mean(x, axis=0), tf.reduce_max(x), tf.reduce_min(x),
-         tf.reduce_prod(x), tf.reduce_all(b), tf.reduce_any(b), tf.reduce_logsumexp(x),
-         tf.argmax(x, 1), tf.argmin(x, 0), tf.cumsum(x)]
+         tf.reduce_prod(x), tf.reduce_all(b), tf.reduce_any(b), tf.reduce_sum([1.0, 2.0], 0),
+         tf.reduce_mean(x, [0, 1], keepdims=True)]
+
+
+@case
+def reductions_more(tf: Any) -> None:
+    x, _y = _xy(tf)
+    _ = [tf.reduce_logsumexp(x), tf.argmax(x, 1), tf.argmin(x, 0), tf.cumsum(x)]
 
 
 @case
@@ -113,7 +119,13 @@ def fill_functions(tf: Any) -> None:
     x, _y = _xy(tf)
     _ = [tf.zeros([2, 3]), tf.ones([2]), tf.zeros_like(x), tf.ones_like(x),
          tf.fill([2, 2], 7.0), tf.range(5), tf.range(1, 7, 2), tf.one_hot([0, 2], 3),
-         tf.where(x > 2.0, x, -x), tf.sequence_mask([1, 2], 3), tf.constant(3.0)]
+         tf.where(x > 2.0, x, -x), tf.zeros([40, 40]), tf.ones(tf.shape(x), tf.int32),
+         tf.zeros_like(tf.placeholder(tf.float32, [None])), tf.constant(3.0)]
+
+
+@case
+def sequence_mask(tf: Any) -> None:
+    tf.sequence_mask([1, 2], 3)
 
 
 @case

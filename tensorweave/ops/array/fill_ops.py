@@ -16,11 +16,14 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.convert import (constant, constant_value, convert_to_tensor,
+from tensorweave.framework.convert import (constant, constant_value, contains_tensor,
+                                           convert_to_tensor,
                                            register_constant_folder)
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, unknown_shape, dimension_value
+from tensorweave.framework.tensor_shape import (
+    TensorShape, dimension_value, known_values, unknown_shape)
 from tensorweave.ops.array.array_util import (
     _create, _fold_if_known, _int_tensor, shape_from_tensor)
 from tensorweave.ops.array.shape_ops import rank, shape
@@ -159,14 +162,44 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.fill([2, 2], 7)  # evaluates to [[7, 7], [7, 7]]
     """
-    return _create("Fill", [_int_tensor(dims), convert_to_tensor(value)], None,
-                   name).outputs[0]
+    if isinstance(dims, Tensor) and isinstance(value, Tensor):
+        return _create("Fill", [_int_tensor(dims), value], None, name).outputs[0]
+    # As TF's op wrappers: plain arguments become "Fill/dims" and "Fill/value".
+    with name_scope(name, "Fill", [dims, value]) as scope:
+        return _create("Fill", [_int_tensor(dims, name="dims"),
+                                convert_to_tensor(value, name="value")], None, scope).outputs[0]
+
+
+# TF builds a small constant-shaped tf.zeros/tf.ones as one Const (below this many
+# elements) and a Fill otherwise, so that GraphDefs stay small.
+_SMALL_CONSTANT = 1000
+
+
+def _filled(value: int, shape: Any, dtype: Any, name: str | None, default_name: str) -> Tensor:
+    """`tf.zeros`/`tf.ones` as TF 1.x builds them: a Const named `<scope>` when the shape
+    is static and small, else `<scope>/shape_as_tensor`, `<scope>/Const` and the Fill."""
+    dt = _dt.as_dtype(dtype).base_dtype
+    with name_scope(name, default_name, [shape]) as scope:
+        if not isinstance(shape, Tensor) and not contains_tensor(shape):
+            dims = np.asarray(known_values(shape))
+            if dims.ndim == 1 and dims.dtype.kind in "iu" and (dims >= 0).all() and \
+                    int(np.prod(dims, dtype=np.float64)) < _SMALL_CONSTANT:
+                return constant(_full(value, [int(d) for d in dims], dt), dtype=dt,
+                                name=scope)
+            shape = _int_tensor(shape, name="shape_as_tensor")
+        return fill(shape, _scalar(value, dt), name=scope)
 
 
 def _scalar(value: Any, dtype: _dt.DType) -> Tensor:
     if dtype == _dt.string:
         return constant(b"" if not value else value, dtype=dtype)
     return constant(np.asarray(value).astype(dtype.as_numpy_dtype), dtype=dtype)
+
+
+def _full(value: int, dims: list[int], dtype: _dt.DType) -> Any:
+    if dtype == _dt.string:
+        return np.full(dims, b"" if not value else value, dtype=object)
+    return np.full(dims, value, dtype=dtype.as_numpy_dtype)
 
 
 def zeros(shape: Any, dtype: Any = _dt.float32, name: str | None = None) -> Tensor:
@@ -176,8 +209,7 @@ def zeros(shape: Any, dtype: Any = _dt.float32, name: str | None = None) -> Tens
         >>> tf.zeros([2, 3], tf.int32).shape.as_list()
         [2, 3]
     """
-    dt = _dt.as_dtype(dtype).base_dtype
-    return fill(shape, _scalar(0, dt), name=name or "zeros")
+    return _filled(0, shape, dtype, name, "zeros")
 
 
 def ones(shape: Any, dtype: Any = _dt.float32, name: str | None = None) -> Tensor:
@@ -186,8 +218,7 @@ def ones(shape: Any, dtype: Any = _dt.float32, name: str | None = None) -> Tenso
     Example:
         >>> tf.ones([3])  # evaluates to [1., 1., 1.]
     """
-    dt = _dt.as_dtype(dtype).base_dtype
-    return fill(shape, _scalar(1, dt), name=name or "ones")
+    return _filled(1, shape, dtype, name, "ones")
 
 
 def _like_op(op_name: str, fill_value: int) -> Any:
@@ -221,10 +252,16 @@ def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
     Example:
         >>> tf.zeros_like(tf.ones([2]))  # evaluates to [0., 0.]
     """
-    t = convert_to_tensor(tensor)
-    if dtype is not None and _dt.as_dtype(dtype).base_dtype != t.dtype.base_dtype:
-        return zeros(shape(t), dtype, name=name or "zeros_like")
-    return _create("ZerosLike", [t], None, name).outputs[0]
+    # As TF 1.x: a statically shaped input gives tf.zeros of that shape (one Const for a
+    # small one) named "zeros_like"; otherwise a ZerosLike op (or a Fill for a new dtype).
+    with name_scope(name, "zeros_like", [tensor]) as scope:
+        t = convert_to_tensor(tensor, name="tensor")
+        out_dtype = t.dtype.base_dtype if dtype is None else _dt.as_dtype(dtype).base_dtype
+        if optimize and t.shape.is_fully_defined() and out_dtype != _dt.variant:
+            return zeros(t.shape.as_list(), out_dtype, name=scope)
+        if out_dtype != t.dtype.base_dtype:
+            return zeros(shape(t), out_dtype, name=scope)
+        return _create("ZerosLike", [t], None, scope).outputs[0]
 
 
 def ones_like(tensor: Any, dtype: Any = None, name: str | None = None,
@@ -234,10 +271,18 @@ def ones_like(tensor: Any, dtype: Any = None, name: str | None = None,
     Example:
         >>> tf.ones_like(tf.zeros([2], tf.int32))  # evaluates to [1, 1]
     """
-    t = convert_to_tensor(tensor)
-    if dtype is not None and _dt.as_dtype(dtype).base_dtype != t.dtype.base_dtype:
-        return ones(shape(t), dtype, name=name or "ones_like")
-    return _create("OnesLike", [t], None, name).outputs[0]
+    # As TF 1.x: tf.ones of the input's shape ("ones_like/Shape", a Const when the shape
+    # is static), "ones_like/Const" and the Fill named "ones_like", shaped as the input.
+    with name_scope(name, "ones_like", [tensor]) as scope:
+        t = convert_to_tensor(tensor, name="tensor")
+        out_dtype = t.dtype.base_dtype if dtype is None else _dt.as_dtype(dtype).base_dtype
+        if optimize and t.shape.is_fully_defined():
+            dims = constant(t.shape.as_list(), dtype=_dt.int32, name="Shape")
+        else:
+            dims = shape(t, name="Shape")
+        out = fill(dims, _scalar(1, out_dtype), name=scope)
+        out.set_shape(t.shape)
+        return out
 
 
 # ---- Range -------------------------------------------------------------------------
@@ -296,15 +341,18 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
                else (_dt.float32 if isinstance(a, float) else _dt.int32)
                for a in (start, limit, delta)]
         dt = max(dts, key=lambda d: _RANGE_ORDER.index(d) if d in _RANGE_ORDER else 0)
-    args = []
-    for a, nm in ((start, "start"), (limit, "limit"), (delta, "delta")):
-        if isinstance(a, Tensor):
-            if a.dtype.base_dtype != dt:
-                a = math_ops.cast(a, dt)
-            args.append(a)
-        else:
-            args.append(constant(np.asarray(a).astype(dt.as_numpy_dtype), dtype=dt, name=nm))
-    return _create("Range", args, None, name).outputs[0]
+    # As TF: the "range" scope holds range/start, /limit, /delta and names the op.
+    with name_scope(name, "Range", [start, limit, delta]) as scope:
+        args = []
+        for a, nm in ((start, "start"), (limit, "limit"), (delta, "delta")):
+            if isinstance(a, Tensor):
+                if a.dtype.base_dtype != dt:
+                    a = math_ops.cast(a, dt)
+                args.append(a)
+            else:
+                args.append(constant(np.asarray(a).astype(dt.as_numpy_dtype), dtype=dt,
+                                     name=nm))
+        return _create("Range", args, None, scope).outputs[0]
 
 
 # ---- StopGradient ------------------------------------------------------------------

@@ -16,6 +16,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
@@ -216,13 +217,16 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
         dt = convert_to_tensor(on_value if on_value is not None else off_value).dtype
     else:
         dt = _dt.float32
-    on = convert_to_tensor(1 if on_value is None else on_value, dtype=dt)
-    off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt)
-    ind = convert_to_tensor(indices)
-    if not ind.dtype.base_dtype.is_integer:
-        raise TypeError(f"one_hot: indices must be integers, got {ind.dtype.name}")
-    return _create("OneHot", [ind, _int_tensor(depth), on, off],
-                   {"axis": -1 if axis is None else int(axis)}, name).outputs[0]
+    # As TF: one_hot/on_value, /off_value, /indices, /depth, and the op named "one_hot".
+    with name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        on = convert_to_tensor(1 if on_value is None else on_value, dtype=dt, name="on_value")
+        off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt,
+                                name="off_value")
+        ind = convert_to_tensor(indices, name="indices")
+        if not ind.dtype.base_dtype.is_integer:
+            raise TypeError(f"one_hot: indices must be integers, got {ind.dtype.name}")
+        return _create("OneHot", [ind, _int_tensor(depth, name="depth"), on, off],
+                       {"axis": -1 if axis is None else int(axis)}, scope).outputs[0]
 
 
 # ---- BooleanMask -------------------------------------------------------------------

@@ -18,6 +18,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, contains_tensor, convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -54,8 +55,8 @@ all_axes_op.no_gradient()
 def _reduction_axis(x: Tensor, axis: Any) -> Tensor:
     if axis is None:
         if x.shape.ndims is not None:
-            return convert_to_tensor(np.arange(x.shape.ndims, dtype=np.int32),
-                                     name="reduction_indices")
+            # TF's all-axes constant is a plain "Const" beside the reduction op.
+            return convert_to_tensor(np.arange(x.shape.ndims, dtype=np.int32), name="Const")
         return _create("ReductionAllAxes", [x])
     if isinstance(axis, Tensor) or contains_tensor(axis) or not isinstance(
             axis, (int, np.integer, list, tuple, np.ndarray)):
@@ -254,8 +255,15 @@ def _reduce(op_type: str, input_tensor: Any, axis: Any, keepdims: Any, name: str
     axis = reduction_indices if axis is None else axis
     keep = bool(keepdims if keepdims is not None else keep_dims or False)
     dtype = _dt.bool if op_type in ("Any", "All") else None
-    x = convert_to_tensor(input_tensor, dtype=dtype)
-    return _create(op_type, [x, _reduction_axis(x, axis)], {"keep_dims": keep}, name=name)
+    if axis is None:
+        x = convert_to_tensor(input_tensor, dtype=dtype)
+        return _create(op_type, [x, _reduction_axis(x, None)], {"keep_dims": keep}, name=name)
+    # As TF's op wrappers: a given axis is converted inside the op's own scope
+    # ("Mean/reduction_indices"), as is a plain input ("Sum/input").
+    with name_scope(name, op_type, [input_tensor, axis]) as scope:
+        x = convert_to_tensor(input_tensor, dtype=dtype, name="input")
+        return _create(op_type, [x, _reduction_axis(x, axis)], {"keep_dims": keep},
+                       name=scope)
 
 
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool | None = None,
