@@ -121,3 +121,33 @@ def test_nested_crosses_cross_their_leaves():
     with pytest.raises(ValueError, match="crossed_column does not support weight_tensor"):
         fc.input_layer({"i": tf.constant([[1]], tf.int64), "w": tf.constant([[1.]]),
                         "c": tf.constant([["x"]])}, [fc.indicator_column(crossed)])
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_embedding_initialized_from_a_checkpoint(tmp_path, shared):
+    path = str(tmp_path / "emb")
+    table = np.arange(6, dtype=np.float32).reshape(3, 2)
+    with tf.Graph().as_default():
+        v = tf.Variable(table, name="my_embedding")
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            tf.train.Saver([v]).save(sess, path)
+    ids = fc.categorical_column_with_identity("ids", 3)
+    args = dict(ckpt_to_load_from=path, tensor_name_in_ckpt="my_embedding")
+    col = fc.shared_embedding_columns([ids], 2, **args)[0] if shared else \
+        fc.embedding_column(ids, 2, **args)
+    assert col.ckpt_to_load_from == path and col.tensor_name_in_ckpt == "my_embedding"
+    net = fc.input_layer({"ids": tf.constant([[2], [0]], tf.int64)}, [col])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_allclose(sess.run(net), [[4., 5.], [0., 1.]])
+    with pytest.raises(ValueError, match="Must specify both"):
+        fc.embedding_column(ids, 2, ckpt_to_load_from=path)
+
+
+def test_column_variables_are_global_and_in_the_given_collections():
+    col = fc.embedding_column(fc.categorical_column_with_identity("aaa", 3), 2)
+    col._get_dense_tensor(FeatureBuilder({"aaa": tf.constant([[1]], tf.int64)}),
+                          weight_collections=("my_vars",))
+    assert [v.name for v in tf.global_variables()] == ["embedding_weights:0"]
+    assert [v.name for v in tf.get_collection("my_vars")] == ["embedding_weights:0"]

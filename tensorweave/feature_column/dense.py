@@ -25,6 +25,8 @@ from tensorweave.ops.parsing.parsing_ops import FixedLenFeature
 from tensorweave.ops.sparse.sparse_ops import sparse_tensor_to_dense
 from tensorweave.ops.state.init_ops import truncated_normal_initializer
 from tensorweave.ops.state.variable_scope import get_variable
+from tensorweave.framework.graph_defaults import GraphKeys
+from tensorweave.train.checkpoint_utils import init_from_checkpoint
 from tensorweave.feature_column.builder import FeatureBuilder, as_tensor
 from tensorweave.feature_column.categorical import CategoricalColumn, IdWeightPair, check_key
 
@@ -261,6 +263,8 @@ class EmbeddingColumn(DenseColumn):
     initializer: Any
     max_norm: float | None
     trainable: bool
+    ckpt_to_load_from: str | None = None
+    tensor_name_in_ckpt: str | None = None
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -284,12 +288,15 @@ class EmbeddingColumn(DenseColumn):
                             shape=[self.categorical_column._num_buckets, self.dimension],
                             dtype=_dt.float32, initializer=self.initializer,
                             trainable=self.trainable and trainable,
-                            collections=weight_collections)
+                            collections=with_global_variables(weight_collections))
 
     def _get_dense_tensor(self, builder: FeatureBuilder, weight_collections: Any = None,
                           trainable: bool = True) -> Tensor:
         ids, weights = builder.get(self)
         table = self._embedding_weights(weight_collections, trainable)
+        if self.ckpt_to_load_from is not None:
+            # As TF: the variable's initializer loads the checkpoint's tensor.
+            init_from_checkpoint(self.ckpt_to_load_from, {str(self.tensor_name_in_ckpt): table})
         return safe_embedding_lookup_sparse(table, ids, weights, combiner=self.combiner,
                                             max_norm=self.max_norm)
 
@@ -309,13 +316,23 @@ def embedding_column(categorical_column: CategoricalColumn, dimension: int,
     if initializer is not None and not callable(initializer):
         raise ValueError(f"initializer must be callable if specified. Embedding of column_name:"
                          f" {categorical_column.name}")
-    if ckpt_to_load_from is not None or tensor_name_in_ckpt is not None:
-        raise ValueError("embedding_column(ckpt_to_load_from=...) is not supported here; "
-                         "restore the embedding with tf.train.init_from_checkpoint instead")
+    if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
+        raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` "
+                         "or none of them.")
     if not isinstance(categorical_column, CategoricalColumn):
         raise ValueError(f"categorical_column must be a categorical column, got "
                          f"{categorical_column}")
     init = initializer or truncated_normal_initializer(mean=0.0,
                                                        stddev=1 / math.sqrt(dimension))
     return EmbeddingColumn(categorical_column, int(dimension), combiner, init, max_norm,
-                           trainable)
+                           trainable, ckpt_to_load_from, tensor_name_in_ckpt)
+
+
+def with_global_variables(weight_collections: Any) -> list[str] | None:
+    """The collections of a column's variable: `weight_collections` plus the global
+    variables (as TF's layers add every variable there); None for the default."""
+    if weight_collections is None:
+        return None
+    names = list(weight_collections)
+    return names if GraphKeys.GLOBAL_VARIABLES in names else \
+        names + [GraphKeys.GLOBAL_VARIABLES]

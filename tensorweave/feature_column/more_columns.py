@@ -36,7 +36,7 @@ from tensorweave.ops.state.variable_scope import get_variable
 from tensorweave.feature_column.builder import FeatureBuilder, map_values
 from tensorweave.feature_column.categorical import (
     CategoricalColumn, IdWeightPair, _check_dtype, _check_key, _ids_input)
-from tensorweave.feature_column.dense import EmbeddingColumn
+from tensorweave.feature_column.dense import EmbeddingColumn, with_global_variables
 
 __all__ = ["SharedEmbeddingColumn", "VocabularyFileCategoricalColumn",
            "WeightedCategoricalColumn", "categorical_column_with_vocabulary_file",
@@ -269,7 +269,7 @@ class SharedEmbeddingColumn(EmbeddingColumn):
     """One of `shared_embedding_columns`' columns (TF's _SharedEmbeddingColumn): an
     embedding column whose variable the other columns of its group share."""
 
-    shared_embedding_collection_name: str
+    shared_embedding_collection_name: str = ""
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -302,7 +302,7 @@ class SharedEmbeddingColumn(EmbeddingColumn):
         table = get_variable("embedding_weights", shape=shape, dtype=_dt.float32,
                              initializer=self.initializer,
                              trainable=self.trainable and trainable,
-                             collections=weight_collections)
+                             collections=with_global_variables(weight_collections))
         add_to_collection(self.shared_embedding_collection_name, table)
         return table
 
@@ -355,9 +355,6 @@ def shared_embedding_columns(categorical_columns: Any, dimension: int, combiner:
     if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
         raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` "
                          "or none of them.")
-    if ckpt_to_load_from is not None:
-        raise ValueError("shared_embedding_columns(ckpt_to_load_from=...) is not supported "
-                         "here; restore the embedding with tf.train.init_from_checkpoint")
     if initializer is not None and not callable(initializer):
         raise ValueError("initializer must be callable if specified.")
     cols = list(categorical_columns or [])
@@ -389,4 +386,5 @@ def shared_embedding_columns(categorical_columns: Any, dimension: int, combiner:
     init = initializer or truncated_normal_initializer(mean=0.0,
                                                        stddev=1 / math.sqrt(dimension))
     return [SharedEmbeddingColumn(c, int(dimension), combiner, init, max_norm, trainable,
+                                  ckpt_to_load_from, tensor_name_in_ckpt,
                                   shared_embedding_collection_name=name) for c in cols]
