@@ -59,8 +59,8 @@ NAMESPACES = ("", "nn", "train", "losses", "metrics", "data", "io", "image", "sp
               "keras.models", "keras.utils", "keras.callbacks", "keras.activations",
               "keras.regularizers", "keras.constraints")
 # Namespaces TF 2.21 cannot introspect (built from Keras 2 only): TF 1.15's sources alone.
-SOURCE_ONLY = ("layers", "nn.rnn_cell", "estimator", "estimator.export", "estimator.inputs", "keras",
-               "keras.layers", "keras.optimizers", "keras.initializers", "keras.losses",
+SOURCE_ONLY = ("layers", "nn.rnn_cell", "estimator", "estimator.export", "estimator.inputs",
+               "keras", "keras.layers", "keras.optimizers", "keras.initializers", "keras.losses",
                "keras.metrics", "keras.backend", "keras.models", "keras.utils",
                "keras.callbacks", "keras.activations", "keras.regularizers",
                "keras.constraints")
@@ -129,8 +129,40 @@ def _from_runtime(table: dict[str, list[str]]) -> None:
             if inspect.isclass(obj) and "google.protobuf" in str(type(obj)):
                 continue
             params = _params(obj)
+            target = obj if inspect.isfunction(obj) else None
+            key = f"{getattr(target, '__module__', '')}:{getattr(target, '__qualname__', '')}"
+            params = DEFS.get(key, params)
+            qual = f"{ns}.{name}" if ns else name
             if params is not None:
-                table[f"{ns}.{name}" if ns else name] = params
+                table[qual] = params
+            if inspect.isclass(obj):
+                table.update(_runtime_methods(qual, obj))
+
+
+def _runtime_methods(qual: str, cls: type) -> dict[str, list[str]]:
+    """`cls`'s public methods defined by TensorFlow, as "Class.method" (without self)."""
+    out: dict[str, list[str]] = {}
+    for m in dir(cls):
+        if m.startswith("_"):
+            continue
+        try:
+            raw = inspect.getattr_static(cls, m)
+        except AttributeError:
+            continue
+        func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+        if not inspect.isfunction(func) or not func.__module__.startswith("tensorflow"):
+            continue
+        try:
+            params = list(inspect.signature(func).parameters.values())
+        except (TypeError, ValueError):
+            continue
+        if not isinstance(raw, staticmethod) and params:
+            params = params[1:]
+        from_115 = DEFS.get(f"{func.__module__}:{func.__qualname__}")
+        out[f"{qual}.{m}"] = from_115 if from_115 is not None else [
+            _encode(p.name, p.kind.name, p.default is not inspect.Parameter.empty)
+            for p in params]
+    return out
 
 
 def _arg_list(args: ast.arguments, drop_self: bool) -> list[str]:
@@ -167,6 +199,20 @@ def _recorded(name: str) -> bool:
     return ns in NAMESPACES and not leaf.startswith("_")
 
 
+def _source_methods(qual: str, cls: ast.ClassDef) -> dict[str, list[str]]:
+    """The public methods `cls` defines itself, as "Class.method" (without self)."""
+    out: dict[str, list[str]] = {}
+    for item in cls.body:
+        if not isinstance(item, ast.FunctionDef) or item.name.startswith("_"):
+            continue
+        decorators = {getattr(d, "id", getattr(d, "attr", "")) for d in item.decorator_list}
+        if decorators & {"property", "setter", "getter", "deleter"}:
+            continue
+        out[f"{qual}.{item.name}"] = _arg_list(item.args,
+                                               drop_self="staticmethod" not in decorators)
+    return out
+
+
 def _init_of(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> ast.FunctionDef | None:
     """`cls`'s constructor (__init__, or __new__ for namedtuple-based classes such as
     EstimatorSpec), or the one it inherits from a base class of the same module."""
@@ -182,6 +228,12 @@ def _init_of(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> ast.Functio
     return None
 
 
+# Every def and method in the 1.15 sources read, by "module:qualname": a function TF
+# 2.21 exports from the same place (a method inherited from DatasetV2, say) gets 1.15's
+# parameters from here rather than 2.21's.
+DEFS: dict[str, list[str]] = {}
+
+
 def _from_sources(repo: str, subdir: str = "tensorflow/python") -> dict[str, list[str]]:
     files = subprocess.run(["git", "-C", repo, "grep", "-l", "-E",
                             "@(tf|keras|estimator)_export", TAG, "--", subdir], check=True,
@@ -195,6 +247,13 @@ def _from_sources(repo: str, subdir: str = "tensorflow/python") -> dict[str, lis
                              capture_output=True, text=True).stdout
         body = ast.parse(src).body
         classes = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+        module = path[:-3].replace("/", ".")
+        for node in body:
+            if isinstance(node, ast.FunctionDef):
+                DEFS[f"{module}:{node.name}"] = _arg_list(node.args, drop_self=False)
+            elif isinstance(node, ast.ClassDef):
+                for meth, params in _source_methods(node.name, node).items():
+                    DEFS[f"{module}:{meth}"] = params
         for node in body:
             exported = [n for n in _v1_exports(node) if _recorded(n)]
             if not exported:
@@ -202,6 +261,8 @@ def _from_sources(repo: str, subdir: str = "tensorflow/python") -> dict[str, lis
             if isinstance(node, ast.FunctionDef):
                 params = _arg_list(node.args, drop_self=False)
             elif isinstance(node, ast.ClassDef):
+                for name in exported:
+                    table.update(_source_methods(name, node))
                 init = _init_of(node, classes)
                 if init is None:
                     continue
@@ -220,9 +281,9 @@ def main() -> None:
                         help="tensorflow/estimator git mirror")
     args = parser.parse_args()
     table: dict[str, list[str]] = {}
-    _from_runtime(table)
     sources = _from_sources(args.repo)
     sources.update(_from_sources(args.estimator_repo, "tensorflow_estimator/python"))
+    _from_runtime(table)
     for name, params in sources.items():
         if name in table and table[name] != params:
             print(f"TF 1.15 differs from TF 2.21: {name}: {table[name]} -> {params}")

@@ -349,6 +349,7 @@ class Estimator:
                            serving_input_receiver_fn: Callable[[], Any],
                            assets_extra: dict[str, str] | None = None, as_text: bool = False,
                            checkpoint_path: str | None = None,
+                           experimental_mode: str = ModeKeys.PREDICT,
                            strip_default_attrs: bool = False) -> bytes:
         """Exports the PREDICT graph and the checkpoint's variables as a SavedModel.
 
@@ -359,6 +360,7 @@ class Estimator:
             assets_extra: dest path (relative, under assets.extra) -> source file.
             as_text: write saved_model.pbtxt instead of saved_model.pb.
             checkpoint_path: the checkpoint to export (default: the latest).
+            experimental_mode: ModeKeys.PREDICT (the only graph exported here).
             strip_default_attrs: leave attrs at their default values out.
 
         Returns:
@@ -370,6 +372,10 @@ class Estimator:
         Example:
             >>> est.export_saved_model("/tmp/export", serving_input_receiver_fn)
         """
+        if experimental_mode != ModeKeys.PREDICT:
+            raise ValueError(f"export_saved_model: experimental_mode={experimental_mode!r} is "
+                             "not supported; only the PREDICT graph is exported "
+                             "(ModeKeys.PREDICT).")
         return exporting.export_saved_model(self, export_dir_base, serving_input_receiver_fn,
                                   assets_extra, as_text, checkpoint_path, strip_default_attrs)
 
@@ -381,7 +387,7 @@ class Estimator:
         """The TF 1.x name of `export_saved_model` (same arguments)."""
         return self.export_saved_model(export_dir_base, serving_input_receiver_fn,
                                        assets_extra, as_text, checkpoint_path,
-                                       strip_default_attrs)
+                                       strip_default_attrs=strip_default_attrs)
 
     def _build_predict_spec(self, features: Any) -> EstimatorSpec:
         """The PREDICT spec for `features` in the current graph (for export)."""

@@ -47,16 +47,16 @@ class DeviceSpec:
             setattr(self, f, getattr(other, f))
         return self
 
-    def merge_from(self, other: "DeviceSpec") -> None:
-        """Fields set in `other` override this spec's (TF's merge semantics)."""
+    def merge_from(self, dev: "DeviceSpec") -> None:
+        """Fields set in `dev` override this spec's (TF's merge semantics)."""
         for f in self.__slots__:
-            v = getattr(other, f)
+            v = getattr(dev, f)
             if v is not None:
                 setattr(self, f, v)
 
-    def make_merged_spec(self, other: "DeviceSpec") -> "DeviceSpec":
+    def make_merged_spec(self, dev: "DeviceSpec") -> "DeviceSpec":
         out = self.copy()
-        out.merge_from(other)
+        out.merge_from(dev)
         return out
 
     def replace(self, **kwargs: Any) -> "DeviceSpec":

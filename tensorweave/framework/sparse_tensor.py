@@ -44,8 +44,9 @@ class SparseTensor:
     """
 
     @classmethod
-    def from_value(cls, value: Any) -> "SparseTensor":
+    def from_value(cls, sparse_tensor_value: Any) -> "SparseTensor":
         """A SparseTensor of constants from a SparseTensorValue (or SparseTensor)."""
+        value = sparse_tensor_value
         if isinstance(value, SparseTensor):
             return value
         return cls(value.indices, value.values, value.dense_shape)

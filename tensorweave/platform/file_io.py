@@ -217,13 +217,14 @@ class GFile:
             raise StopIteration
         return line
 
-    def write(self, data: str | bytes | bytearray | memoryview) -> None:
-        """Writes `data` (`str` is written as UTF-8, in either mode, as TF).
+    def write(self, file_content: str | bytes | bytearray | memoryview) -> None:
+        """Writes `file_content` (`str` is written as UTF-8, in either mode, as TF).
 
         Example:
             >>> with tf.gfile.GFile(path, "w") as f:
             ...     f.write("loss=%.3f\\n" % loss)
         """
+        data = file_content
         if not isinstance(data, (str, bytes, bytearray, memoryview)):
             raise TypeError(f"GFile.write() takes str or bytes, not {type(data).__name__} "
                             f"(writing {self._name}).")

@@ -169,6 +169,21 @@ class ArrayAsserts:
                  f"not equal rhs = {np.atleast_1d(b)[bad]}"]
         np.testing.assert_array_equal(a, b, err_msg="\n".join(lines))
 
+    def assertDictEqual(self, a: Any, b: Any, msg: Any = None) -> None:  # noqa: N802
+        """TF's: dicts equal as unittest compares them, or (values being arrays or
+        tensors) the same keys with values equal, floats within assertAllClose's
+        tolerance."""
+        try:
+            super().assertDictEqual(a, b, msg)  # type: ignore[misc]
+        except Exception:
+            self.assertEqual(sorted(a), sorted(b), msg)  # type: ignore[attr-defined]
+            for key, value in a.items():
+                left, right = (np.asarray(x) for x in self._resolve(value, b[key]))
+                if _is_float(left) or _is_float(right):
+                    self.assertAllClose(left, right, msg=str(key))
+                else:
+                    self.assertAllEqual(left, right, msg=str(key))
+
     def assertNotAllEqual(self, a: Any, b: Any, msg: str | None = None) -> None:  # noqa: N802
         """Fails if a and b are equal everywhere."""
         try:

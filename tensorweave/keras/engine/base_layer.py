@@ -178,7 +178,7 @@ class Layer:
         """The layer's computation (subclasses may add `training`); the identity here."""
         return inputs
 
-    def add_weight(self, name: str, shape: Any = None, dtype: Any = None,
+    def add_weight(self, name: str | None = None, shape: Any = None, dtype: Any = None,
                    initializer: Any = None, regularizer: Any = None, trainable: bool = True,
                    constraint: Any = None, **kwargs: Any) -> Variable:
         """Creates a weight variable of this layer (in the current name scope).
@@ -194,6 +194,7 @@ class Layer:
         Example:
             >>> self.w = self.add_weight("w", [3, 4], initializer="zeros")
         """
+        name = name or "Variable"  # TF 1.x's default variable name
         _check_weight_kwargs(self.name, name, kwargs)
         dt = _dt.as_dtype(dtype or self._dtype or _dt.float32).base_dtype
         init = initializers.get(initializer)

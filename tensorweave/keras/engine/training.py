@@ -102,6 +102,13 @@ class Compiled:
         return names, values
 
 
+def _need_targets(y: Any, who: str) -> None:
+    # TF's y=None serves models fed by datasets/iterators; ours take numpy batches.
+    if y is None:
+        raise ValueError(f"Model.{who}: give the batch's targets y (numpy arrays); "
+                         "dataset-fed batches are not supported here.")
+
+
 def _two_d(a: Any) -> np.ndarray:
     """Keras's rule: a 1-D array of samples becomes a column ([n] -> [n, 1])."""
     arr = np.asarray(a)
@@ -348,16 +355,18 @@ class ModelTraining:
             self._build_from_data(x)
         return predict(self, x, batch_size)
 
-    def train_on_batch(self, x: Any, y: Any) -> Any:
+    def train_on_batch(self, x: Any, y: Any = None) -> Any:
         """One training step on one batch; the loss (and metrics) before the update."""
+        _need_targets(y, "train_on_batch")
         c = self._ready(x)
         xs = _as_list(x, len(c.inputs), "input")
         vals = _run_batches(c, [c.train_op, c.loss] + c.metric_values, xs, _two_d(y),
                             xs[0].shape[0], True, np.arange(xs[0].shape[0]))[1:]
         return vals[0] if len(vals) == 1 else vals
 
-    def test_on_batch(self, x: Any, y: Any) -> Any:
+    def test_on_batch(self, x: Any, y: Any = None) -> Any:
         """The loss (and metrics) on one batch, in inference mode."""
+        _need_targets(y, "test_on_batch")
         self._ready(x)
         return self.evaluate(x, y, batch_size=len(np.asarray(
             x[0] if isinstance(x, (list, tuple)) else x)), verbose=0)

@@ -131,8 +131,8 @@ class _Recurrent(Layer):
         out = mask if self.return_sequences else None
         return [out] + [None] * self._states if self.return_state else out
 
-    def call(self, inputs: Any, training: Any = None, initial_state: Any = None,
-             mask: Any = None) -> Any:
+    def call(self, inputs: Any, mask: Any = None, training: Any = None,
+             initial_state: Any = None) -> Any:  # TF 1.x's order
         steps = inputs.shape.as_list()[1] if inputs.shape.ndims == 3 else None
         if steps is None:
             raise ValueError(f"{self.name}: the number of time steps must be known (the "
