@@ -40,8 +40,6 @@ ALLOWED: dict[str, str] = {
                        "1.x deprecates it for op functions",
     "VariableScope.get_variable": "TF's takes its private _VariableStore first; programs "
                                   "call tf.get_variable",
-    "lookup.StaticHashTable": "is HashTable (…, shared_name, name); TF's v1 class takes "
-                              "(initializer, default_value, name): lookup files in flux",
 }
 
 

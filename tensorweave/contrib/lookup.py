@@ -25,5 +25,5 @@ from tensorweave.ops.lookup.vocab_tables import (
 from tensorweave.contrib.mutable_tables import MutableHashTable as MutableHashTable
 from tensorweave.contrib.mutable_tables import DenseHashTable as MutableDenseHashTable
 from tensorweave.contrib import lookup_experimental as experimental
-# TF 1.15's tf.lookup name for the same table.
-from tensorweave.ops.lookup.tables import HashTable as StaticHashTable
+# TF 1.15's tf.lookup name for it: HashTable without shared_name.
+from tensorweave.ops.lookup.tables import StaticHashTable as StaticHashTable

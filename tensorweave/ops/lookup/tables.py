@@ -30,7 +30,7 @@ from tensorweave.ops.body_handles import handle_for_default_graph
 from tensorweave.ops.lookup import table_ops
 from tensorweave.ops.lookup.mutable_table_ops import lookup_table_export
 
-__all__ = ["FastHashSpec", "HashTable", "HasherSpec", "StrongHashSpec",
+__all__ = ["FastHashSpec", "HashTable", "HasherSpec", "StaticHashTable", "StrongHashSpec",
            "InitializableLookupTableBase",
            "KeyValueTensorInitializer", "LookupInterface", "TableInitializerBase",
            "TextFileIdTableInitializer", "TextFileIndex", "TextFileInitializer",
@@ -247,6 +247,19 @@ class HashTable(InitializableLookupTableBase):
         """All keys [n] and values [n] of the table (in no particular order)."""
         with name_scope(name, f"{self._name}_Export"):
             return lookup_table_export(self._table_ref, self._key_dtype, self._value_dtype)
+
+
+class StaticHashTable(HashTable):
+    """`tf.lookup.StaticHashTable` (TF 1.x): a HashTable taking TF's
+    (initializer, default_value, name): no shared_name, so a positional name is a name.
+
+    Example:
+        >>> table = tf.lookup.StaticHashTable(init, -1, "vocab")
+    """
+
+    def __init__(self, initializer: TableInitializerBase, default_value: Any,
+                 name: str | None = None) -> None:
+        super().__init__(initializer, default_value, name=name)
 
 
 class KeyValueTensorInitializer(TableInitializerBase):
