@@ -151,3 +151,40 @@ def test_column_variables_are_global_and_in_the_given_collections():
                           weight_collections=("my_vars",))
     assert [v.name for v in tf.global_variables()] == ["embedding_weights:0"]
     assert [v.name for v in tf.get_collection("my_vars")] == ["embedding_weights:0"]
+
+
+def test_vocabulary_dtypes_and_input_dtype_errors():
+    col = fc.categorical_column_with_vocabulary_list(
+        "v", np.array([30, 35, 11], dtype=np.int32))
+    assert col.dtype == tf.int32  # the vocabulary's own dtype, as TF
+    ids = col._get_sparse_tensors(FeatureBuilder(
+        {"v": tf.SparseTensorValue(((0, 0), (1, 0)), np.array([11, 99], np.int32),
+                                   (2, 1))})).id_tensor
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        assert sess.run(ids).values.tolist() == [2, -1]
+    with pytest.raises(ValueError, match="vocabulary dtype must be string or integer"):
+        fc.categorical_column_with_vocabulary_list("v", (12., 24.))
+    floats = {"x": tf.SparseTensor([[0, 0]], [1.5], [1, 1])}
+    with pytest.raises(ValueError, match="input_tensor dtype must be string or integer"):
+        fc.categorical_column_with_hash_bucket("x", 10)._get_sparse_tensors(
+            FeatureBuilder(floats))
+    with pytest.raises(ValueError, match="Invalid input, not integer"):
+        fc.categorical_column_with_identity("x", 3)._get_sparse_tensors(
+            FeatureBuilder({"x": tf.SparseTensor([[0, 0]], ["a"], [1, 1])}))
+
+
+def test_indicator_shape_and_linear_model_of_rank3_ids():
+    col = fc.indicator_column(fc.categorical_column_with_hash_bucket("a", 4))
+    assert col._variable_shape.as_list() == [1, 4]
+    wire = fc.categorical_column_with_identity("w", 4)
+    ids = tf.sparse_placeholder(tf.int64)
+    out = fc.linear_model({"w": ids}, [wire])
+    value = tf.SparseTensorValue([[0, 0, 0], [0, 1, 0], [1, 0, 0], [1, 0, 1]],
+                                 [2, 0, 3, 2], [2, 2, 2])
+    var = tf.get_collection(tf.GraphKeys.GLOBAL_VARIABLES, "linear_model/w/")[0]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(var.assign([[10.], [100.], [1000.], [10000.]]))
+        # Every id of an example counts, whatever the rank of the ids.
+        np.testing.assert_allclose(sess.run(out, {ids: value}), [[1010.], [11000.]])

@@ -12,6 +12,8 @@ import collections
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.lookup.cross_ops import sparse_feature_cross
@@ -68,7 +70,11 @@ def _check_dtype(dtype: Any, key: str) -> Any:
 
 def _ids_input(builder: FeatureBuilder, key: str, dtype: Any) -> SparseTensor:
     sp = to_sparse_ids(builder.get(key))
-    is_string = sp.values.dtype.base_dtype == _dt.string
+    got = sp.values.dtype.base_dtype
+    if got != _dt.string and not got.is_integer:
+        raise ValueError(f"column_name: {key} input_tensor dtype must be string or integer. "
+                         f"dtype: {got.name}. Feed ids or strings for a categorical column.")
+    is_string = got == _dt.string
     if is_string != (dtype == _dt.string):
         raise ValueError(f"Column dtype and SparseTensors dtype must be compatible. key: "
                          f"{key}, column dtype: {dtype.name}, tensor dtype: "
@@ -154,13 +160,19 @@ def categorical_column_with_vocabulary_list(key: str, vocabulary_list: Any, dtyp
         >>> categorical_column_with_vocabulary_list("color", ["red", "blue"], num_oov_buckets=2)
     """
     _check_key(key)
-    vocab = tuple(vocabulary_list or ())
-    if not vocab:
+    if vocabulary_list is None or len(vocabulary_list) < 1:
         raise ValueError(f"vocabulary_list {vocabulary_list!r} must be non-empty, column_name: "
                          f"{key}")
+    as_array = np.asarray(vocabulary_list)
+    vocab = tuple(as_array.tolist())
     if len(set(vocab)) != len(vocab):
         raise ValueError(f"Duplicate keys in vocabulary_list {list(vocab)}, column_name: {key}")
-    inferred = _dt.string if isinstance(vocab[0], (str, bytes)) else _dt.int64
+    # As TF: the vocabulary's own dtype (int32 for an int32 array), string or integer.
+    inferred = _dt.string if as_array.dtype.kind in "USO" else \
+        _dt.as_dtype(as_array.dtype) if as_array.dtype.kind in "iu" else None
+    if inferred is None:
+        raise ValueError(f"column_name: {key} vocabulary dtype must be string or integer. "
+                         f"dtype: {as_array.dtype}.")
     dt = _check_dtype(dtype if dtype is not None else inferred, key)
     if (dt == _dt.string) != (inferred == _dt.string):
         raise ValueError(f"dtype {dt.name} and vocabulary dtype {inferred.name} do not "
@@ -192,6 +204,11 @@ class IdentityCategoricalColumn(CategoricalColumn):
         return {self.key: VarLenFeature(_dt.int64)}
 
     def _transform_feature(self, builder: FeatureBuilder) -> SparseTensor:
+        raw = to_sparse_ids(builder.get(self.key))
+        if not raw.values.dtype.is_integer:
+            raise ValueError(f"Invalid input, not integer. key: {self.key} dtype: "
+                             f"{raw.values.dtype.name}; categorical_column_with_identity "
+                             "takes integer ids.")
         sp = _ids_input(builder, self.key, _dt.int64)
         ids = math_ops.cast(sp.values, _dt.int64)
         in_range = math_ops.logical_and(math_ops.greater_equal(ids, 0),

@@ -232,7 +232,8 @@ class IndicatorColumn(DenseColumn):
 
     @property
     def _variable_shape(self) -> TensorShape:
-        return TensorShape([self.categorical_column._num_buckets])
+        # [1, buckets], as TF's indicator column (input_layer flattens it to buckets).
+        return TensorShape([1, self.categorical_column._num_buckets])
 
     def _transform_feature(self, builder: FeatureBuilder) -> Tensor:
         # Multi-hot: one count per bucket (an id seen twice counts 2), as TF.

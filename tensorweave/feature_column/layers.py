@@ -11,11 +11,14 @@ from typing import Any
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import get_collection
 from tensorweave.framework.graph_defaults import GraphKeys
+from tensorweave.framework.convert import convert_to_tensor
+from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn.embedding_sparse import safe_embedding_lookup_sparse
 from tensorweave.ops.nn.layer_ops import bias_add
+from tensorweave.ops.sparse.sparse_ops import sparse_reshape
 from tensorweave.ops.state.init_ops import zeros_initializer
 from tensorweave.ops.state.variable_scope import (
     get_variable, get_variable_scope, variable_scope)
@@ -116,11 +119,21 @@ def _weighted_sum(col: Any, builder: FeatureBuilder, units: int, combiner: str,
                          trainable=trainable, collections=weight_collections)
         return math_ops.matmul(x, w, name="weighted_sum")
     ids, weights = col._get_sparse_tensors(builder)
+    # As TF: ids of any rank count per example, [batch, -1], before the lookup.
+    ids = _per_example(ids)
+    weights = None if weights is None else _per_example(weights)
     w = get_variable("weights", shape=[col._num_buckets, units], dtype=_dt.float32,
                      initializer=zeros_initializer(), trainable=trainable,
                      collections=weight_collections)
     return safe_embedding_lookup_sparse(w, ids, weights, combiner=combiner,
                                         name="weighted_sum")
+
+
+def _per_example(sp: SparseTensor) -> SparseTensor:
+    if sp.get_shape().ndims == 2:
+        return sp
+    batch = sp.dense_shape[0]
+    return sparse_reshape(sp, array_ops.stack([batch, convert_to_tensor(-1, _dt.int64)]))
 
 
 def linear_model(features: dict[str, Any], feature_columns: Any, units: int = 1,
