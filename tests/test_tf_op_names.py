@@ -90,6 +90,25 @@ TF_NAMES: dict[str, list[str]] = {
         "truncated_normal", "RandomShuffle/value", "RandomShuffle", "multinomial/logits",
         "multinomial/Multinomial/num_samples", "multinomial/Multinomial",
     ],
+    "clip_by_value": [
+        "x", "y", "clip_by_value/Minimum/y", "clip_by_value/Minimum", "clip_by_value/y",
+        "clip_by_value", "Const", "Max", "clip_by_value_1/Minimum", "clip_by_value_1/y",
+        "clip_by_value_1",
+    ],
+    "nn_functions": [
+        "x", "y", "labels", "Relu", "Relu6", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "L2Loss",
+        "BiasAdd/bias", "BiasAdd", "strided_slice/stack", "strided_slice/stack_1",
+        "strided_slice/stack_2", "strided_slice", "BiasAdd_1", "l2_normalize/Square",
+        "l2_normalize/Sum/reduction_indices", "l2_normalize/Sum", "l2_normalize/Maximum/y",
+        "l2_normalize/Maximum", "l2_normalize/Rsqrt", "l2_normalize",
+        "moments/mean/reduction_indices", "moments/mean", "moments/StopGradient",
+        "moments/SquaredDifference", "moments/variance/reduction_indices", "moments/variance",
+        "moments/Squeeze", "moments/Squeeze_1",
+    ],
+    "embedding_lookup": [
+        "emb/initial_value", "emb", "emb/Assign", "emb/read", "embedding_lookup/ids",
+        "embedding_lookup/axis", "embedding_lookup", "embedding_lookup/Identity",
+    ],
 }
 
 

@@ -139,21 +139,32 @@ def random_functions(tf: Any) -> None:
 @case
 def control_flow(tf: Any) -> None:
     x, y = _xy(tf)
-    _ = [tf.cond(tf.constant(True), lambda: x, lambda: y), tf.clip_by_value(x, 1.5, 3.5),
-         tf.clip_by_norm(x, 1.0)]
+    _ = [tf.cond(tf.constant(True), lambda: x, lambda: y), tf.clip_by_norm(x, 1.0)]
+
+
+@case
+def clip_by_value(tf: Any) -> None:
+    x, _y = _xy(tf)
+    _ = [tf.clip_by_value(x, 1.5, 3.5), tf.clip_by_value(x, 0.0, tf.reduce_max(x))]
 
 
 # ---- nn, layers, losses, metrics, training ------------------------------------------
 @case
 def nn_functions(tf: Any) -> None:
     x, y = _xy(tf)
-    labels = tf.constant([0, 1], name="labels")
+    tf.constant([0, 1], name="labels")  # part of the recorded graph
     _ = [tf.nn.relu(x), tf.nn.relu6(x), tf.nn.sigmoid(x), tf.nn.tanh(x), tf.nn.softmax(x),
-         tf.nn.log_softmax(x), tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=x),
+         tf.nn.log_softmax(x), tf.nn.l2_loss(x), tf.nn.bias_add(x, [1.0, 2.0]),
+         tf.nn.bias_add(x, y[0]), tf.nn.l2_normalize(x, 1), tf.nn.moments(x, [0])]
+
+
+@case
+def nn_cross_entropy(tf: Any) -> None:
+    x, y = _xy(tf)
+    labels = tf.constant([0, 1], name="labels")
+    _ = [tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=x),
          tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=x),
-         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=x),
-         tf.nn.l2_loss(x), tf.nn.bias_add(x, [1.0, 2.0]), tf.nn.l2_normalize(x, 1),
-         tf.nn.moments(x, [0])]
+         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=x)]
 
 
 @case

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.framework.convert import convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.math.binary_ops import maximum, minimum, multiply, truediv
@@ -28,8 +29,10 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
     if isinstance(t, IndexedSlices):
         return IndexedSlices(clip_by_value(t.values, clip_value_min, clip_value_max, name),
                              t.indices, t.dense_shape)
-    t = convert_to_tensor(t)
-    out = maximum(minimum(t, clip_value_max), clip_value_min, name=name)
+    # As TF: clip_by_value/Minimum (with /Minimum/y), then the Maximum named after the scope.
+    with name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
+        t = convert_to_tensor(t, name="t")
+        out = maximum(minimum(t, clip_value_max), clip_value_min, name=scope)
     if not out.shape.is_compatible_with(t.shape):
         raise ValueError(f"clip_by_value: the clip bounds broadcast {t.name} of shape "
                          f"{t.shape} to {out.shape}; bounds must not change the shape.")

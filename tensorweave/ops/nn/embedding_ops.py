@@ -201,14 +201,14 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
         raise ValueError(f"Unrecognized partition strategy {partition_strategy!r}: use "
                          "\"mod\" or \"div\".")
     g = get_default_graph()
-    with name_scope(name, "embedding_lookup", params + [ids]):
+    with name_scope(name, "embedding_lookup", params + [ids]) as scope:
         ids = convert_to_tensor(ids, name="ids")
         if not ids.dtype.base_dtype.is_integer:
             raise TypeError(f"embedding_lookup: ids must be int32/int64, got "
                             f"{ids.dtype.name} ({ids.name}).")
         if len(params) == 1:
-            with g.colocate_with(params[0]):
-                rows = _clip(_gather(params[0], ids), ids, max_norm)
+            with g.colocate_with(params[0]):  # TF names the gather after the scope
+                rows = _clip(_gather(params[0], ids, name=scope), ids, max_norm)
             return core_ops.identity(rows)
         return _sharded_lookup(g, params, ids, partition_strategy, max_norm)
 

@@ -116,10 +116,11 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
     Example:
         >>> tf.nn.bias_add(tf.zeros([2, 3]), [1.0, 2.0, 3.0])  # -> [[1, 2, 3], [1, 2, 3]]
     """
-    value = convert_to_tensor(value)
-    bias = convert_to_tensor(bias, dtype=value.dtype.base_dtype)
-    return create("BiasAdd", [value, bias], {"data_format": data_format or "NHWC"},
-                  name=name).outputs[0]
+    with name_scope(name, "BiasAdd", [value, bias]) as scope:  # TF's BiasAdd/bias
+        value = convert_to_tensor(value, name="input")
+        bias = convert_to_tensor(bias, dtype=value.dtype.base_dtype, name="bias")
+        return create("BiasAdd", [value, bias], {"data_format": data_format or "NHWC"},
+                      name=scope).outputs[0]
 
 
 # ---- L2Loss ------------------------------------------------------------------------
@@ -263,10 +264,10 @@ def moments(x: Any, axes: Any, shift: Any = None, name: str | None = None,
         x = convert_to_tensor(x, name="x")
         check_float("moments", x, "x")
         axes = list(axes) if isinstance(axes, (list, tuple)) else [axes]
-        mean = math_ops.reduce_mean(x, axis=axes, keepdims=True)
+        mean = math_ops.reduce_mean(x, axis=axes, keepdims=True, name="mean")  # TF's names
         # d var / d mean is zero at the mean, so stopping its gradient is exact and cheaper.
         var = math_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)),
-                                   axis=axes, keepdims=True)
+                                   axis=axes, keepdims=True, name="variance")
         if not keep:
             mean, var = array_ops.squeeze(mean, axes), array_ops.squeeze(var, axes)
         return mean, var
@@ -280,7 +281,7 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
         >>> tf.nn.l2_normalize([3.0, 4.0], axis=0)  # -> [0.6, 0.8]
     """
     axis = dim if axis is None else axis
-    with name_scope(name, "l2_normalize", [x]):
+    with name_scope(name, "l2_normalize", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         sq = math_ops.reduce_sum(math_ops.square(x), axis=axis, keepdims=True)
-        return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(sq, epsilon)))
+        return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(sq, epsilon)), name=scope)
