@@ -188,3 +188,39 @@ def test_indicator_shape_and_linear_model_of_rank3_ids():
         sess.run(var.assign([[10.], [100.], [1000.], [10000.]]))
         # Every id of an example counts, whatever the rank of the ids.
         np.testing.assert_allclose(sess.run(out, {ids: value}), [[1010.], [11000.]])
+
+
+def test_weights_pair_with_ids_by_position_as_tf():
+    ids = fc.categorical_column_with_identity("ids", 4)
+    col = fc.weighted_categorical_column(ids, "w")
+    features = {"ids": tf.SparseTensor([[0, 0], [1, 0], [1, 1]],
+                                       tf.constant([2, 0, 3], tf.int64), [2, 2]),
+                # Dense weights of another layout: the k-th weight goes with the k-th id.
+                "w": tf.constant([[1., 1., -1.]])}
+    out = fc.linear_model(features, [col])
+    var = tf.get_collection(tf.GraphKeys.GLOBAL_VARIABLES, "linear_model/ids_weighted_by_w/")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(var[0].assign([[10.], [100.], [1000.], [10000.]]))
+        np.testing.assert_allclose(sess.run(out), [[1000.], [-9990.]])
+    with tf.Graph().as_default():
+        fewer = {"ids": tf.SparseTensor([[0, 0], [1, 0], [1, 1]],
+                                        tf.constant([2, 0, 3], tf.int64), [2, 2]),
+                 "w": tf.constant([[1., 1.]])}
+        out = fc.linear_model(fewer, [col])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes"):
+                sess.run(out)
+
+
+def test_input_layer_reports_each_columns_output():
+    a, b = fc.numeric_column("a"), fc.numeric_column("b", shape=[2])
+    parts = {}
+    net = fc.input_layer({"a": [[1.], [2.]], "b": [[3., 4.], [5., 6.]]}, [b, a],
+                         cols_to_output_tensors=parts)
+    with tf.Session() as sess:
+        got_net, got_a, got_b = sess.run([net, parts[a], parts[b]])
+    np.testing.assert_allclose(got_a, [[1.], [2.]])
+    np.testing.assert_allclose(got_b, [[3., 4.], [5., 6.]])
+    np.testing.assert_allclose(got_net, [[1., 3., 4.], [2., 5., 6.]])

@@ -85,9 +85,12 @@ def _flatten(t: Tensor, col: Any) -> Tensor:
 
 
 def input_layer(features: dict[str, Any], feature_columns: Any, weight_collections: Any = None,
-                trainable: bool = True, cols_to_vars: dict[Any, list[Any]] | None = None
-                ) -> Tensor:
+                trainable: bool = True, cols_to_vars: dict[Any, list[Any]] | None = None,
+                cols_to_output_tensors: dict[Any, Tensor] | None = None) -> Tensor:
     """Dense [batch, sum of column widths] input from dense columns, in name order.
+
+    `cols_to_vars` (a dict) receives each column's variables, `cols_to_output_tensors`
+    each column's [batch, width] part of the output, as TF.
 
     Example:
         >>> tf.feature_column.input_layer({"x": x}, [tf.feature_column.numeric_column("x")])
@@ -103,6 +106,8 @@ def input_layer(features: dict[str, Any], feature_columns: Any, weight_collectio
                 t = col._get_dense_tensor(builder, weight_collections=weight_collections,
                                           trainable=trainable)
                 outputs.append(_flatten(t, col))
+                if cols_to_output_tensors is not None:
+                    cols_to_output_tensors[col] = outputs[-1]
                 if cols_to_vars is not None:
                     cols_to_vars[col] = get_collection(
                         GraphKeys.GLOBAL_VARIABLES, scope=get_variable_scope().name + "/")

@@ -184,29 +184,22 @@ class WeightedCategoricalColumn(CategoricalColumn):
         weights = raw if isinstance(raw, SparseTensor) else _dense_weights_to_sparse(raw)
         # Our tables are float32; TF would instead cast the embeddings to the weights'.
         weights = map_values(weights, math_ops.cast(weights.values, _dt.float32))
-        return self._check_same_indices(ids, weights)
+        return self._check_same_count(ids, weights)
 
-    def _check_same_indices(self, ids: SparseTensor, weights: SparseTensor
-                            ) -> tuple[SparseTensor, SparseTensor]:
-        # The lookups pair weight k with id k, so both must list the same positions.
+    def _check_same_count(self, ids: SparseTensor, weights: SparseTensor
+                          ) -> tuple[SparseTensor, SparseTensor]:
+        # As TF, the lookups pair weight k with id k (the weights' own indices are not
+        # read), so only the counts must agree; TF fails on the product's shapes.
         key = getattr(self.categorical_column, "key", self.categorical_column.name)
-        what = (f"weighted_categorical_column {self.name}: the indices of ids '{key}' and "
-                f"weights '{self.weight_feature_key}' differ")
+        what = (f"Incompatible shapes: weighted_categorical_column {self.name} has a "
+                f"different number of ids '{key}' and weights '{self.weight_feature_key}'")
         n_ids, n_w = ids.indices.shape[:1], weights.indices.shape[:1]
-        if not n_ids.is_compatible_with(n_w):  # known now: fail now, as TF's shape check
+        if not n_ids.is_compatible_with(n_w):  # known now: fail now
             raise ValueError(f"{what}: Dimensions {n_ids} and {n_w} are not compatible.")
-        # At run time compare the overlapping prefix, so differing counts fail the
-        # assert rather than the elementwise Equal.
-        ids_shape = array_ops.shape(ids.indices)
-        w_shape = array_ops.shape(weights.indices)
-        common = math_ops.minimum(ids_shape, w_shape)
-        same = math_ops.logical_and(
-            math_ops.reduce_all(math_ops.equal(ids_shape, w_shape)),
-            math_ops.reduce_all(math_ops.equal(
-                array_ops.slice(ids.indices, [0, 0], common),
-                array_ops.slice(weights.indices, [0, 0], common))))
-        check = Assert(same, [f"{what}. ids indices:", ids.indices, "weights indices:",
-                              weights.indices])
+        same = math_ops.equal(array_ops.shape(ids.values)[0],
+                              array_ops.shape(weights.values)[0])
+        check = Assert(same, [f"{what}. ids:", array_ops.shape(ids.values), "weights:",
+                              array_ops.shape(weights.values)])
         with control_dependencies([check]):
             ids = map_values(ids, core_ops.identity(ids.values))
             weights = map_values(weights, core_ops.identity(weights.values))
