@@ -163,6 +163,7 @@ def test_operator_with_a_foreign_operand_still_converts_with_the_tensor_dtype() 
 def test_zeros_and_ones_are_tf_shaped_graphs_with_the_same_values() -> None:
     with tf.Graph().as_default():
         small = tf.zeros([2, 3], tf.int32)            # one Const, as TF builds it
+        assert tf.zeros([]).op.type == "Const" and tf.ones((), name="one").op.name == "one"
         big = tf.ones([40, 40])                       # shape_as_tensor, Const, Fill
         p = tf.placeholder(tf.float32, [None, 2])
         zl, ol = tf.zeros_like(p), tf.ones_like(p, dtype=tf.int64)
@@ -176,3 +177,15 @@ def test_zeros_and_ones_are_tf_shaped_graphs_with_the_same_values() -> None:
             s, b, z, o, rv = sess.run([small, big, zl, ol, r], {p: [[1.0, 2.0]]})
         assert s.tolist() == [[0, 0, 0]] * 2 and float(b.sum()) == 1600.0
         assert z.tolist() == [[0.0, 0.0]] and o.tolist() == [[1, 1]] and rv.tolist() == [2, 5]
+
+
+def test_metric_mean_value_and_update_op_names() -> None:
+    with tf.Graph().as_default():
+        value, update = tf.metrics.mean([1.0, 3.0])
+        assert (value.op.name, update.op.name) == ("mean/value", "mean/update_op")
+        assert value.op.type == update.op.type == "DivNoNan"
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            assert sess.run(value) == 0.0      # nothing seen yet: 0, not NaN
+            sess.run(update)
+            assert sess.run(value) == 2.0

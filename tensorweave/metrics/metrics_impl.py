@@ -23,6 +23,7 @@ from tensorweave.metrics.metric_utils import (
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.math import math_ops
+from tensorweave.ops.math.div_no_nan_ops import div_no_nan
 from tensorweave.ops.state import state_ops
 from tensorweave.ops.state.variable_scope import variable_scope
 
@@ -57,8 +58,11 @@ def mean(values: Any, weights: Any = None, metrics_collections: Any = None,
         update_total = state_ops.assign_add(total, math_ops.reduce_sum(values))
         with get_default_graph().control_dependencies([values]):
             update_count = state_ops.assign_add(count, num_values)
-        value = safe_div(total, count, name="value")
-        update_op = safe_div(update_total, update_count, name="update_op")
+        # TF 1.x's ops and names: div_no_nan(total, maximum(count, 0)) as "value"
+        # and "update_op" (0 while no value with a non-zero weight has been seen).
+        value = div_no_nan(total, math_ops.maximum(count, 0.0), name="value")
+        update_op = div_no_nan(update_total, math_ops.maximum(update_count, 0.0),
+                                        name="update_op")
     add_to(metrics_collections, value)
     add_to(updates_collections, update_op)
     return value, update_op

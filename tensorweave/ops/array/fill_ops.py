@@ -182,6 +182,8 @@ def _filled(value: int, shape: Any, dtype: Any, name: str | None, default_name: 
     with name_scope(name, default_name, [shape]) as scope:
         if not isinstance(shape, Tensor) and not contains_tensor(shape):
             dims = np.asarray(known_values(shape))
+            if dims.size == 0 and dims.ndim == 1:  # a scalar's shape [] (NumPy: float64)
+                dims = dims.astype(np.int64)
             if dims.ndim == 1 and dims.dtype.kind in "iu" and (dims >= 0).all() and \
                     int(np.prod(dims, dtype=np.float64)) < _SMALL_CONSTANT:
                 return constant(_full(value, [int(d) for d in dims], dt), dtype=dt,

@@ -12,7 +12,7 @@ import numpy as np
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.cwise_ops import (
-    _create, _is_float, binary_inputs, broadcast_shape, check_dtype, check_same_dtype,
+    _create, _is_float, broadcast_shape, check_dtype, check_same_dtype, create_binary,
     sum_to_shape)
 
 div_no_nan_op = define_op("DivNoNan", inputs=("x", "y"))
@@ -49,5 +49,4 @@ def div_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.div_no_nan(tf.constant([3.0]), tf.constant([0.0]))   # [0.0]
     """
-    x, y = binary_inputs(x, y)
-    return _create("DivNoNan", [x, y], name=name)
+    return create_binary("DivNoNan", x, y, name, "div_no_nan")  # TF's scope name
