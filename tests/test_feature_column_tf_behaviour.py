@@ -224,3 +224,20 @@ def test_input_layer_reports_each_columns_output():
     np.testing.assert_allclose(got_a, [[1.], [2.]])
     np.testing.assert_allclose(got_b, [[3., 4.], [5., 6.]])
     np.testing.assert_allclose(got_net, [[1., 3., 4.], [2., 5., 6.]])
+
+
+def test_features_of_unknown_rank():
+    price = tf.placeholder(tf.float32)  # rank known only when fed
+    net = fc.input_layer({"price": price}, [fc.numeric_column("price")])
+    assert net.shape.as_list() == [None, 1]
+    words = tf.sparse_placeholder(tf.string)
+    col = fc.indicator_column(fc.categorical_column_with_vocabulary_list("w", ["a", "b"]))
+    multi_hot = fc.input_layer({"w": words}, [col])
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        np.testing.assert_allclose(sess.run(net, {price: [1., 2.]}), [[1.], [2.]])
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"Feature \(key: price\) cannot have rank 0"):
+            sess.run(net, {price: np.array(1.)})
+        got = sess.run(multi_hot, {words: tf.SparseTensorValue([[0], [2]], ["a", "b"], [3])})
+        np.testing.assert_allclose(got, [[1., 0.], [0., 0.], [0., 1.]])

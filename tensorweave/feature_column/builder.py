@@ -16,6 +16,8 @@ from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.sparse.sparse_ops import sparse_reshape
+from tensorweave.framework.graph_defaults import control_dependencies
+from tensorweave.ops.control_flow.assert_ops import Assert
 
 
 class FeatureBuilder:
@@ -64,7 +66,27 @@ def _expand_rank1(value: Any, key: str) -> Any:
             one = convert_to_tensor(1, dtype=_dt.int64)
             return sparse_reshape(t, array_ops.stack([t.dense_shape[0], one]))
         return array_ops.expand_dims(t, -1)
+    if rank is None:
+        return _expand_dynamic_rank1(t, key)
     return t
+
+
+def _expand_dynamic_rank1(t: Any, key: str) -> Any:
+    # Rank known only when the graph runs (a placeholder of unknown shape): assert it
+    # is not 0 and append a dimension of 1 when it is 1, as TF.
+    sparse = isinstance(t, SparseTensor)
+    shape = t.dense_shape if sparse else array_ops.shape(t, out_type=_dt.int64)
+    rank = array_ops.size(shape)
+    check = Assert(math_ops.greater(rank, 0),
+                   [f"Feature (key: {key}) cannot have rank 0. Given: ", shape])
+    with control_dependencies([check]):
+        extra = array_ops.fill(array_ops.reshape(
+            math_ops.cast(math_ops.equal(rank, 1), _dt.int32), [1]),
+            convert_to_tensor(1, dtype=_dt.int64))
+        new_shape = array_ops.concat([shape, extra], 0)
+    if sparse:
+        return sparse_reshape(t, new_shape)
+    return array_ops.reshape(t, new_shape)
 
 
 def to_sparse_ids(value: Any) -> SparseTensor:
