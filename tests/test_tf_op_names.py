@@ -109,6 +109,11 @@ TF_NAMES: dict[str, list[str]] = {
         "emb/initial_value", "emb", "emb/Assign", "emb/read", "embedding_lookup/ids",
         "embedding_lookup/axis", "embedding_lookup", "embedding_lookup/Identity",
     ],
+    "arg_and_scan": [
+        "x", "y", "ArgMax/dimension", "ArgMax", "ArgMin/dimension", "ArgMin", "ArgMax_1/input",
+        "ArgMax_1/dimension", "ArgMax_1", "Cumsum/axis", "Cumsum", "Cumprod/axis", "Cumprod",
+        "running/x", "running/axis", "running",
+    ],
 }
 
 

@@ -99,9 +99,16 @@ def reductions(tf: Any) -> None:
 
 
 @case
-def reductions_more(tf: Any) -> None:
+def arg_and_scan(tf: Any) -> None:
     x, _y = _xy(tf)
-    _ = [tf.reduce_logsumexp(x), tf.argmax(x, 1), tf.argmin(x, 0), tf.cumsum(x)]
+    _ = [tf.argmax(x, 1), tf.argmin(x, 0), tf.argmax([3, 1, 2]), tf.cumsum(x),
+         tf.cumprod(x, axis=1), tf.cumsum([1.0, 2.0], exclusive=True, name="running")]
+
+
+@case
+def reduce_logsumexp(tf: Any) -> None:
+    x, _y = _xy(tf)
+    tf.reduce_logsumexp(x)
 
 
 @case

@@ -357,9 +357,15 @@ def _arg(op_type: str, input: Any, axis: Any, name: str | None, dimension: Any,
         raise ValueError(f"{op_type}: pass axis or dimension, not both.")
     axis = dimension if axis is None else axis
     axis = 0 if axis is None else axis
-    x = convert_to_tensor(input)
-    dim = axis if isinstance(axis, Tensor) else convert_to_tensor(np.int32(axis))
-    return _create(op_type, [x, dim], {"output_type": _dt.as_dtype(output_type)}, name=name)
+    attrs = {"output_type": _dt.as_dtype(output_type)}
+    if isinstance(input, Tensor) and isinstance(axis, Tensor):
+        return _create(op_type, [input, axis], attrs, name=name)
+    # TF's op-wrapper scope: plain arguments become "ArgMax/input", "ArgMax/dimension".
+    with name_scope(name, op_type, [input, axis]) as scope:
+        x = convert_to_tensor(input, name="input")
+        dim = axis if isinstance(axis, Tensor) else convert_to_tensor(np.int32(axis),
+                                                                      name="dimension")
+        return _create(op_type, [x, dim], attrs, name=scope)
 
 
 def argmax(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002

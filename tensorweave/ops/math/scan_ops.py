@@ -16,6 +16,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.binary_ops import multiply
@@ -126,10 +127,11 @@ def _axis_tensor(axis: Any) -> Tensor:
 
 def _scan_public(op_type: str, x: Any, axis: Any, exclusive: bool, reverse: bool,
                  name: str | None) -> Tensor:
-    t = convert_to_tensor(x, name="x")
-    return _create(op_type, [t, _axis_tensor(axis)],
-                   {"exclusive": bool(exclusive), "reverse": bool(reverse)},
-                   name=name or op_type)
+    # As TF: the op's scope holds "<op>/x" and "<op>/axis"; the op takes its name.
+    with name_scope(name, op_type, [x]) as scope:
+        t = convert_to_tensor(x, name="x")
+        return _create(op_type, [t, _axis_tensor(axis)],
+                       {"exclusive": bool(exclusive), "reverse": bool(reverse)}, name=scope)
 
 
 def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
