@@ -241,3 +241,22 @@ def test_features_of_unknown_rank():
             sess.run(net, {price: np.array(1.)})
         got = sess.run(multi_hot, {words: tf.SparseTensorValue([[0], [2]], ["a", "b"], [3])})
         np.testing.assert_allclose(got, [[1., 0.], [0., 0.], [0., 1.]])
+
+
+def test_public_column_properties_of_tf_1_15():
+    # tf.feature_column's columns in TF 1.15 also carry the v2 public properties.
+    ident = fc.categorical_column_with_identity("i", 4)
+    cases = [(fc.categorical_column_with_hash_bucket("h", 5), 5),
+             (fc.categorical_column_with_vocabulary_list("v", ["a", "b"],
+                                                         num_oov_buckets=1), 3),
+             (fc.crossed_column(["a", "b"], 7), 7),
+             (fc.weighted_categorical_column(ident, "w"), 4),
+             (fc.bucketized_column(fc.numeric_column("x"), [1., 2.]), 3), (ident, 4)]
+    for col, buckets in cases:
+        assert col.num_buckets == buckets == col._num_buckets
+        assert col.parse_example_spec == col._parse_example_spec
+    for col, shape in ((fc.numeric_column("x", shape=[2]), [2]),
+                       (fc.indicator_column(ident), [1, 4]),
+                       (fc.embedding_column(ident, 3), [3])):
+        assert col.variable_shape.as_list() == shape
+        assert col.parse_example_spec == col._parse_example_spec

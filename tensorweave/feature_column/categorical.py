@@ -43,6 +43,11 @@ class CategoricalColumn:
     def _num_buckets(self) -> int:
         raise NotImplementedError(type(self).__name__)
 
+    @property
+    def parse_example_spec(self) -> dict[str, Any]:
+        """What `tf.parse_example` must parse for this column (TF's public name)."""
+        return self._parse_example_spec  # type: ignore[attr-defined]
+
     def _get_sparse_tensors(self, builder: FeatureBuilder, weight_collections: Any = None,
                             trainable: Any = None) -> tuple[SparseTensor, Any]:
         # weight_collections/trainable: TF's signature, for columns that own variables.
@@ -97,6 +102,11 @@ class HashedCategoricalColumn(CategoricalColumn):
         return self.hash_bucket_size
 
     @property
+    def num_buckets(self) -> int:
+        """The number of ids this column gives (TF's public `num_buckets`)."""
+        return self._num_buckets
+
+    @property
     def _parse_example_spec(self) -> dict[str, Any]:
         return {self.key: VarLenFeature(self.dtype)}
 
@@ -138,6 +148,11 @@ class VocabularyListCategoricalColumn(CategoricalColumn):
     @property
     def _num_buckets(self) -> int:
         return len(self.vocabulary_list) + self.num_oov_buckets
+
+    @property
+    def num_buckets(self) -> int:
+        """The number of ids this column gives (TF's public `num_buckets`)."""
+        return self._num_buckets
 
     @property
     def _parse_example_spec(self) -> dict[str, Any]:
@@ -268,6 +283,11 @@ class CrossedColumn(CategoricalColumn):
     @property
     def _num_buckets(self) -> int:
         return self.hash_bucket_size
+
+    @property
+    def num_buckets(self) -> int:
+        """The number of ids this column gives (TF's public `num_buckets`)."""
+        return self._num_buckets
 
     @property
     def _parse_example_spec(self) -> dict[str, Any]:

@@ -40,6 +40,16 @@ class DenseColumn:
     def _variable_shape(self) -> TensorShape:
         raise NotImplementedError(type(self).__name__)
 
+    @property
+    def variable_shape(self) -> TensorShape:
+        """The shape of one example's output (TF's public `variable_shape`)."""
+        return self._variable_shape
+
+    @property
+    def parse_example_spec(self) -> dict[str, Any]:
+        """What `tf.parse_example` must parse for this column (TF's public name)."""
+        return self._parse_example_spec  # type: ignore[attr-defined]
+
     def _get_dense_tensor(self, builder: FeatureBuilder, weight_collections: Any = None,
                           trainable: bool = True) -> Tensor:
         return builder.get(self)
@@ -172,6 +182,11 @@ class BucketizedColumn(DenseColumn, CategoricalColumn):
     @property
     def _num_buckets(self) -> int:
         return self._dims * (len(self.boundaries) + 1)
+
+    @property
+    def num_buckets(self) -> int:
+        """The number of ids this column gives (TF's public `num_buckets`)."""
+        return self._num_buckets
 
     def _transform_feature(self, builder: FeatureBuilder) -> Tensor:
         return bucketize(builder.get(self.source_column), list(self.boundaries))

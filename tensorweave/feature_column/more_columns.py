@@ -64,6 +64,11 @@ class VocabularyFileCategoricalColumn(CategoricalColumn):
         return self.vocabulary_size + self.num_oov_buckets
 
     @property
+    def num_buckets(self) -> int:
+        """The number of ids this column gives (TF's public `num_buckets`)."""
+        return self._num_buckets
+
+    @property
     def _parse_example_spec(self) -> dict[str, Any]:
         return {self.key: VarLenFeature(self.dtype)}
 
@@ -163,6 +168,11 @@ class WeightedCategoricalColumn(CategoricalColumn):
     @property
     def _num_buckets(self) -> int:
         return self.categorical_column._num_buckets
+
+    @property
+    def num_buckets(self) -> int:
+        """The number of ids this column gives (TF's public `num_buckets`)."""
+        return self._num_buckets
 
     @property
     def _parse_example_spec(self) -> dict[str, Any]:
