@@ -114,6 +114,14 @@ TF_NAMES: dict[str, list[str]] = {
         "ArgMax_1/dimension", "ArgMax_1", "Cumsum/axis", "Cumsum", "Cumprod/axis", "Cumprod",
         "running/x", "running/axis", "running",
     ],
+    "array_functions": [
+        "x", "y", "Reshape/shape", "Reshape", "concat/axis", "concat", "stack", "unstack",
+        "GatherV2/indices", "GatherV2/axis", "GatherV2", "Cast", "transpose/perm", "transpose",
+        "ExpandDims/dim", "ExpandDims", "ExpandDims_1/dim", "ExpandDims_1", "Squeeze",
+        "Tile/multiples", "Tile", "split/split_dim", "split", "Const", "split_1/split_dim",
+        "split_1", "Slice/begin", "Slice/size", "Slice", "Shape", "Size", "Rank", "Identity",
+        "ReverseV2/axis", "ReverseV2", "MirrorPad/paddings", "MirrorPad",
+    ],
 }
 
 

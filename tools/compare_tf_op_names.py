@@ -116,9 +116,15 @@ def array_functions(tf: Any) -> None:
     x, y = _xy(tf)
     _ = [tf.reshape(x, [4]), tf.concat([x, y], 0), tf.stack([x, y]), tf.unstack(x),
          tf.gather(x, [1, 0]), tf.cast(x, tf.int32), tf.transpose(x), tf.expand_dims(x, 0),
-         tf.squeeze(tf.expand_dims(x, 0)), tf.tile(x, [2, 1]), tf.pad(x, [[1, 0], [0, 1]]),
-         tf.split(x, 2), tf.slice(x, [0, 0], [1, 2]), tf.shape(x), tf.size(x), tf.rank(x),
-         tf.identity(x), tf.reverse(x, [0]), tf.boolean_mask(x, [True, False])]
+         tf.squeeze(tf.expand_dims(x, 0)), tf.tile(x, [2, 1]), tf.split(x, 2),
+         tf.split(x, [1, 1], axis=1), tf.slice(x, [0, 0], [1, 2]), tf.shape(x), tf.size(x),
+         tf.rank(x), tf.identity(x), tf.reverse(x, [0]), tf.pad(x, [[1, 0], [0, 1]], "REFLECT")]
+
+
+@case
+def pad_and_boolean_mask(tf: Any) -> None:
+    x, _y = _xy(tf)
+    _ = [tf.pad(x, [[1, 0], [0, 1]]), tf.boolean_mask(x, [True, False])]
 
 
 @case

@@ -114,16 +114,17 @@ def transpose(a: Any, perm: Any = None, name: str | None = "transpose",
         >>> tf.transpose(tf.zeros([2, 3, 4]), [2, 0, 1]).shape.as_list()
         [4, 2, 3]
     """
-    x = convert_to_tensor(a)
-    if perm is None:
-        r = x.shape.ndims
-        if r is not None:
-            perm = np.arange(r - 1, -1, -1, dtype=np.int32)
-        else:
-            # unknown rank: range(rank(x))[::-1]
-            fwd = range(0, rank(x))
-            perm = strided_slice(fwd, [0], [0], [-1], begin_mask=1, end_mask=1)
-    out = _create("Transpose", [x, _int_tensor(perm)], None, name).outputs[0]
+    with name_scope(name, "transpose", [a]) as scope:  # TF's transpose/perm
+        x = convert_to_tensor(a, name="a")
+        if perm is None:
+            r = x.shape.ndims
+            if r is not None:
+                perm = np.arange(r - 1, -1, -1, dtype=np.int32)
+            else:
+                # unknown rank: range(rank(x))[::-1]
+                fwd = range(0, rank(x))
+                perm = strided_slice(fwd, [0], [0], [-1], begin_mask=1, end_mask=1)
+        out = _create("Transpose", [x, _int_tensor(perm, name="perm")], None, scope).outputs[0]
     if conjugate and x.dtype.is_complex:
         out = math_ops.conj(out)
     return out

@@ -153,9 +153,11 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | 
         for cls, fn in _ROW_GATHERS:
             if isinstance(params, cls):
                 return fn(params, indices, name)
-    p = convert_to_tensor(params)
-    ind = convert_to_tensor(indices)
-    return _create("GatherV2", [p, ind, _int_tensor(axis)], None, name or "GatherV2").outputs[0]
+    with name_scope(name, "GatherV2", [params, indices, axis]) as scope:  # GatherV2/indices
+        p = convert_to_tensor(params, name="params")
+        ind = convert_to_tensor(indices, name="indices")
+        return _create("GatherV2", [p, ind, _int_tensor(axis, name="axis")], None,
+                       scope).outputs[0]
 
 
 # ---- OneHot ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
@@ -237,8 +238,10 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
     Example:
         >>> tf.concat([[1, 2], [3]], 0)  # evaluates to [1, 2, 3]
     """
-    vals = _convert_list(values, "concat")
-    return _create("ConcatV2", [vals, _int_tensor(axis)], None, name).outputs[0]
+    with name_scope(name, "concat", [values, axis]) as scope:  # TF's "concat/axis"
+        vals = _convert_list(values, "concat")
+        return _create("ConcatV2", [vals, _int_tensor(axis, name="axis")], None,
+                       scope).outputs[0]
 
 
 # ---- Split / SplitV ----------------------------------------------------------------
@@ -343,20 +346,28 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
         >>> b.shape.as_list()
         [4, 4]
     """
-    t = convert_to_tensor(value)
-    axis_t = _int_tensor(axis)
-    if isinstance(num_or_size_splits, (int, np.integer, Dimension)) and not isinstance(
-            num_or_size_splits, bool):  # TF 1.x takes a Dimension (x.shape[1]) too
-        n = int(num_or_size_splits)
-        if n < 1:
-            raise ValueError(f"split: num_or_size_splits must be >= 1, got {n}")
-        return _create("Split", [axis_t, t], {"num_split": n}, name).outputs
-    sizes = _int_tensor(num_or_size_splits)
-    if num is None:
-        num = dimension_value(sizes.shape[0]) if sizes.shape.ndims == 1 else None
+    # TF's op-wrapper scope, inputs converted in the op's input order: Split's
+    # split/split_dim then split/value; SplitV's split/value and /split_dim (its sizes
+    # are converted first, beside the op, as a plain "Const").
+    by_count = isinstance(num_or_size_splits, (int, np.integer, Dimension)) and not \
+        isinstance(num_or_size_splits, bool)  # TF 1.x takes a Dimension (x.shape[1]) too
+    sizes = None if by_count else _int_tensor(num_or_size_splits)
+    with name_scope(name, "split", [value, num_or_size_splits, axis]) as scope:
+        if sizes is None:
+            n = int(num_or_size_splits)
+            if n < 1:
+                raise ValueError(f"split: num_or_size_splits must be >= 1, got {n}")
+            axis_t = _int_tensor(axis, name="split_dim")
+            t = convert_to_tensor(value, name="value")
+            return _create("Split", [axis_t, t], {"num_split": n}, scope).outputs
+        t = convert_to_tensor(value, name="value")
+        axis_t = _int_tensor(axis, name="split_dim")
         if num is None:
-            raise ValueError(f"Cannot infer the number of splits from {sizes.name}; pass num=")
-    return _create("SplitV", [t, sizes, axis_t], {"num_split": int(num)}, name).outputs
+            num = dimension_value(sizes.shape[0]) if sizes.shape.ndims == 1 else None
+            if num is None:
+                raise ValueError(f"Cannot infer the number of splits from {sizes.name}; "
+                                 "pass num=")
+        return _create("SplitV", [t, sizes, axis_t], {"num_split": int(num)}, scope).outputs
 
 
 __all__ = ["stack", "unstack", "concat", "split"]

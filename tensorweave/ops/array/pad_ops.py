@@ -15,6 +15,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
@@ -99,8 +100,10 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.tile([[1, 2]], [2, 2])  # [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    return _create("Tile", [convert_to_tensor(input), _int_tensor(multiples)], None,
-                   name).outputs[0]
+    with name_scope(name, "Tile", [input, multiples]) as scope:  # TF's "Tile/multiples"
+        return _create("Tile", [convert_to_tensor(input, name="input"),
+                                _int_tensor(multiples, name="multiples")], None,
+                       scope).outputs[0]
 
 
 # ---- Pad / MirrorPad ---------------------------------------------------------------
@@ -228,14 +231,18 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
     Example:
         >>> tf.pad([[1, 2]], [[1, 0], [0, 1]])  # [[0, 0, 0], [1, 2, 0]]
     """
-    t = convert_to_tensor(tensor)
-    p = _int_tensor(paddings)
     mode_u = str(mode).upper()
-    if mode_u == "CONSTANT":
-        cval = convert_to_tensor(constant_values, dtype=t.dtype.base_dtype)
-        return _create("PadV2", [t, p, cval], None, name or "Pad").outputs[0]
-    if mode_u in ("REFLECT", "SYMMETRIC"):
-        return _create("MirrorPad", [t, p], {"mode": mode_u}, name or "MirrorPad").outputs[0]
+    if mode_u in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+        # TF's op-wrapper scope: "Pad/paddings" ("MirrorPad/paddings"), op named after it.
+        with name_scope(name, "Pad" if mode_u == "CONSTANT" else "MirrorPad",
+                        [tensor, paddings]) as scope:
+            t = convert_to_tensor(tensor, name="input")
+            p = _int_tensor(paddings, name="paddings")
+            if mode_u != "CONSTANT":
+                return _create("MirrorPad", [t, p], {"mode": mode_u}, scope).outputs[0]
+            cval = convert_to_tensor(constant_values, dtype=t.dtype.base_dtype,
+                                     name="constant_values")
+            return _create("PadV2", [t, p, cval], None, scope).outputs[0]
     raise ValueError(f"pad: unknown mode {mode!r}; use 'CONSTANT', 'REFLECT' or 'SYMMETRIC'")
 
 

@@ -84,8 +84,10 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.reverse([[1, 2], [3, 4]], [1])  # -> [[2, 1], [4, 3]]
     """
-    x = convert_to_tensor(tensor, name="tensor")
-    return _create("ReverseV2", [x, _int_tensor(axis, name="axis")], None, name).outputs[0]
+    with name_scope(name, "ReverseV2", [tensor, axis]) as scope:  # TF's "ReverseV2/axis"
+        x = convert_to_tensor(tensor, name="tensor")
+        return _create("ReverseV2", [x, _int_tensor(axis, name="axis")], None,
+                       scope).outputs[0]
 
 
 # ---- ReverseSequence -----------------------------------------------------------------

@@ -19,6 +19,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import (constant_value, convert_to_tensor,
                                            register_constant_folder)
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op, get_op_def
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
@@ -244,8 +245,9 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
         >>> tf.reshape(tf.zeros([2, 3]), [3, -1]).shape.as_list()
         [3, 2]
     """
-    return _create("Reshape", [convert_to_tensor(tensor), _int_tensor(shape)], None,
-                   name).outputs[0]
+    with name_scope(name, "Reshape", [tensor, shape]) as scope:  # TF's "Reshape/shape"
+        return _create("Reshape", [convert_to_tensor(tensor, name="tensor"),
+                                   _int_tensor(shape, name="shape")], None, scope).outputs[0]
 
 
 # ---- ExpandDims, Squeeze -----------------------------------------------------------
@@ -290,8 +292,9 @@ def expand_dims(input: Any, axis: Any = None, name: str | None = None, dim: Any 
     axis = dim if axis is None else axis
     if axis is None:
         raise ValueError("expand_dims needs an axis (got axis=None and dim=None)")
-    return _create("ExpandDims", [convert_to_tensor(input), _int_tensor(axis)], None,
-                   name).outputs[0]
+    with name_scope(name, "ExpandDims", [input, axis]) as scope:  # TF's "ExpandDims/dim"
+        return _create("ExpandDims", [convert_to_tensor(input, name="input"),
+                                      _int_tensor(axis, name="dim")], None, scope).outputs[0]
 
 
 squeeze_op = define_op("Squeeze", inputs=("input",), attrs={"squeeze_dims": []})

@@ -136,8 +136,10 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
         >>> tf.slice(tf.zeros([3, 4]), [1, 0], [2, -1]).shape.as_list()
         [2, 4]
     """
-    return _create("Slice", [convert_to_tensor(input_), _int_tensor(begin), _int_tensor(size)],
-                   None, name).outputs[0]
+    with name_scope(name, "Slice", [input_, begin, size]) as scope:  # Slice/begin, /size
+        return _create("Slice", [convert_to_tensor(input_, name="input"),
+                                 _int_tensor(begin, name="begin"),
+                                 _int_tensor(size, name="size")], None, scope).outputs[0]
 
 
 # ---- StridedSlice ------------------------------------------------------------------
