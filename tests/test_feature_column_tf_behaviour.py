@@ -99,6 +99,8 @@ def test_numeric_column_shape_and_default_checks():
     for bad in (None, 1., [1, 0], [1, 1]):
         with pytest.raises(ValueError, match="boundaries must be a sorted list"):
             fc.bucketized_column(fc.numeric_column("a"), boundaries=bad)
+    with pytest.raises(ValueError, match="boundaries must not be empty"):  # TF 1.15's v2
+        fc.bucketized_column(fc.numeric_column("a"), boundaries=None)
 
 
 def test_nested_crosses_cross_their_leaves():

@@ -225,7 +225,10 @@ def bucketized_column(source_column: NumericColumn, boundaries: Any) -> Bucketiz
     if len(source_column.shape) > 1:
         raise ValueError(f"source_column must be one-dimensional column. Given: "
                          f"{source_column}")
-    if not isinstance(boundaries, (list, tuple)) or not boundaries:
+    if boundaries is None or (isinstance(boundaries, (list, tuple)) and not boundaries):
+        raise ValueError(f"boundaries must not be empty: boundaries must be a sorted list. "
+                         f"boundaries: {boundaries!r}")
+    if not isinstance(boundaries, (list, tuple)):
         raise ValueError(f"boundaries must be a sorted list. boundaries: {boundaries!r}")
     b = tuple(float(x) for x in boundaries)
     if any(x >= y for x, y in zip(b, b[1:])):
