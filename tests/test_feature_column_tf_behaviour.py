@@ -262,3 +262,17 @@ def test_public_column_properties_of_tf_1_15():
                        (fc.embedding_column(ident, 3), [3])):
         assert col.variable_shape.as_list() == shape
         assert col.parse_example_spec == col._parse_example_spec
+
+
+def test_add_n_does_not_broadcast_so_batch_sizes_must_agree_at_run_time():
+    # linear_model sums the columns with AddN; features fed with different batch sizes
+    # fail the run in TF's words instead of broadcasting.
+    a, b = tf.placeholder(tf.float32, [None, 1]), tf.placeholder(tf.float32, [None, 1])
+    out = fc.linear_model({"a": a, "b": b}, [fc.numeric_column("a"), fc.numeric_column("b")])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(out, {a: [[1.]], b: [[2.]]}).shape == (1, 1)
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"must have the same size and shape.  Input 0: \[3,1\] != "
+                                 r"input 1: \[1,1\]"):
+            sess.run(out, {a: [[1.], [2.], [3.]], b: [[1.]]})

@@ -67,8 +67,20 @@ def _(inputs: list[Tensor]) -> Any:
     return inputs[0].dtype.base_dtype, shape
 
 
+def _dims(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"  # TF's TensorShape.DebugString
+
+
 @add_n_op.kernel("CPU")
 def _(inputs: list[Any]) -> Any:
+    # As TF: AddN does not broadcast; every input has the first one's shape.
+    first = np.shape(inputs[0])
+    for i, v in enumerate(inputs[1:], 1):
+        if np.shape(v) != first:
+            raise errors.InvalidArgumentError(
+                None, None, f"Inputs to operation AddN of type AddN must have the same size "
+                f"and shape.  Input 0: {_dims(first)} != input {i}: {_dims(np.shape(v))} "
+                "(add tensors of one shape, or use tf.add to broadcast).")
     out = np.add(inputs[0], inputs[1]) if len(inputs) > 1 else inputs[0]
     for v in inputs[2:]:
         out = np.add(out, v)
