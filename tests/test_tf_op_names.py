@@ -122,6 +122,14 @@ TF_NAMES: dict[str, list[str]] = {
         "split_1", "Slice/begin", "Slice/size", "Slice", "Shape", "Size", "Rank", "Identity",
         "ReverseV2/axis", "ReverseV2", "MirrorPad/paddings", "MirrorPad",
     ],
+    "plain_arguments": [
+        "x", "y", "Abs/x", "Abs", "Square/x", "Square", "Sqrt/x", "Sqrt", "Exp/x", "Exp", "Neg/x",
+        "Neg", "Const", "Sign", "Relu/features", "Relu", "Sigmoid/x", "Sigmoid", "Tanh/x", "Tanh",
+        "Const_1", "Softmax", "Cast/x", "Cast", "Identity/input", "Identity", "Shape/Const",
+        "Shape", "Size/Const", "Size", "Rank/Const", "Rank", "Squeeze/input", "Squeeze",
+        "Maximum/y", "Maximum", "Equal/y", "Equal", "AddN", "StopGradient/input", "StopGradient",
+        "Floor/x", "Floor", "x_1", "Round", "Reciprocal/x", "Reciprocal",
+    ],
 }
 
 

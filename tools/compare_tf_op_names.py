@@ -122,9 +122,21 @@ def array_functions(tf: Any) -> None:
 
 
 @case
-def pad_and_boolean_mask(tf: Any) -> None:
+def pad_mask_stack(tf: Any) -> None:
     x, _y = _xy(tf)
-    _ = [tf.pad(x, [[1, 0], [0, 1]]), tf.boolean_mask(x, [True, False])]
+    _ = [tf.pad(x, [[1, 0], [0, 1]]), tf.boolean_mask(x, [True, False]),
+         tf.stack([1.0, x[0, 0]])]
+
+
+@case
+def plain_arguments(tf: Any) -> None:
+    x, _y = _xy(tf)
+    _ = [tf.abs(-1.0), tf.square(2.0), tf.sqrt([4.0]), tf.exp(1.0), tf.negative(3.0),
+         tf.sign(-2.0), tf.nn.relu([1.0, -1.0]), tf.sigmoid([0.0]), tf.tanh(0.5),
+         tf.nn.softmax([1.0, 2.0]), tf.cast([1, 2], tf.float32), tf.identity(3.0),
+         tf.shape([1, 2]), tf.size([1, 2]), tf.rank([1, 2]), tf.squeeze([[1.0]]),
+         tf.maximum(x, 0.0), tf.equal(x, 1.0), tf.add_n([x, x, x]),
+         tf.stop_gradient(2.0), tf.floor(1.5), tf.round(1.5), tf.reciprocal(2.0)]
 
 
 @case
@@ -252,8 +264,32 @@ def node_names(tf: Any, name: str) -> list[str] | str:
     return [op.name for op in g.get_operations()]
 
 
+# Where TF 2.21 (the TF at hand) builds differently from TF 1.15 (the specification),
+# TF 1.15's names replace 2.21's: its random_uniform always builds /min, /max, /sub,
+# /mul and the final add; its ones_like names a static shape "ones_like/Shape".
+_TF115_REPLACE: dict[str, list[tuple[list[str], list[str]]]] = {
+    "random_functions": [(["random_uniform/shape", "random_uniform/RandomUniform"],
+                          ["random_uniform/shape", "random_uniform/min", "random_uniform/max",
+                           "random_uniform/RandomUniform", "random_uniform/sub",
+                           "random_uniform/mul", "random_uniform"])],
+    "fill_functions": [(["ones_like/Shape/shape_as_tensor"], ["ones_like/Shape"])],
+}
+
+
+def _as_tf115(case_name: str, names: Any) -> Any:
+    for old, new in _TF115_REPLACE.get(case_name, []):
+        if isinstance(names, list):
+            for i in range(len(names) - len(old) + 1):
+                if names[i:i + len(old)] == old:
+                    names = names[:i] + new + names[i + len(old):]
+                    break
+    return names
+
+
 def side_names(side: str, names: list[str]) -> dict[str, Any]:
     tf = _load(side)
+    if side == "tf":
+        return {n: _as_tf115(n, node_names(tf, n)) for n in names}
     return {n: node_names(tf, n) for n in names}
 
 

@@ -14,6 +14,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor, register_constant_folder
 from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
@@ -118,6 +119,11 @@ def _(op: Operation, grad: Any) -> Any:
 
 def identity(input: Any, name: str | None = None) -> Tensor:
     """`tf.identity`: the same value (a snapshot when `input` is a variable)."""
+    if isinstance(input, (list, tuple, int, float, bool, str, bytes, np.ndarray, np.generic)):
+        # A plain value is "Identity/input" inside the op's scope, as TF names it.
+        with name_scope(name, "Identity", [input]) as scope:
+            return get_default_graph().create_op(
+                "Identity", [convert_to_tensor(input, name="input")], name=scope).outputs[0]
     t = convert_to_tensor(input, as_ref=True)
     return get_default_graph().create_op("Identity", [t], name=name or "Identity").outputs[0]
 

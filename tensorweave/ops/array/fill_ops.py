@@ -383,7 +383,9 @@ def stop_gradient(input: Any, name: str | None = None) -> Tensor:
     Example:
         >>> y = tf.stop_gradient(x) * x  # d(y)/dx == x, not 2 * x
     """
-    return _create("StopGradient", [convert_to_tensor(input)], None, name).outputs[0]
+    with name_scope(name, "StopGradient", [input]) as scope:  # TF's StopGradient/input
+        return _create("StopGradient", [convert_to_tensor(input, name="input")], None,
+                       scope).outputs[0]
 
 
 __all__: Sequence[str] = [

@@ -144,8 +144,9 @@ def shape(input: Any, name: str | None = None, out_type: Any = _dt.int32) -> Ten
     Example:
         >>> tf.shape(tf.zeros([2, 3]))  # evaluates to [2, 3]
     """
-    return _create("Shape", [convert_to_tensor(input)], {"out_type": _dt.as_dtype(out_type)},
-                   name).outputs[0]
+    with name_scope(name, "Shape", [input]) as scope:  # TF: a plain input is "Shape/Const"
+        return _create("Shape", [convert_to_tensor(input)],
+                       {"out_type": _dt.as_dtype(out_type)}, scope).outputs[0]
 
 
 def size(input: Any, name: str | None = None, out_type: Any = _dt.int32) -> Tensor:
@@ -154,8 +155,9 @@ def size(input: Any, name: str | None = None, out_type: Any = _dt.int32) -> Tens
     Example:
         >>> tf.size(tf.zeros([2, 3]))  # evaluates to 6
     """
-    return _create("Size", [convert_to_tensor(input)], {"out_type": _dt.as_dtype(out_type)},
-                   name).outputs[0]
+    with name_scope(name, "Size", [input]) as scope:  # TF: a plain input is "Size/Const"
+        return _create("Size", [convert_to_tensor(input)],
+                       {"out_type": _dt.as_dtype(out_type)}, scope).outputs[0]
 
 
 def shape_n(input: Any, out_type: Any = _dt.int32, name: str | None = None) -> list[Tensor]:
@@ -175,7 +177,8 @@ def rank(input: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.rank(tf.zeros([2, 3]))  # evaluates to 2
     """
-    return _create("Rank", [convert_to_tensor(input)], None, name).outputs[0]
+    with name_scope(name, "Rank", [input]) as scope:  # TF: a plain input is "Rank/Const"
+        return _create("Rank", [convert_to_tensor(input)], None, scope).outputs[0]
 
 
 # ---- Reshape -----------------------------------------------------------------------
@@ -341,8 +344,9 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None,
     """
     axis = squeeze_dims if axis is None else axis
     axis = [] if axis is None else [int(axis)] if np.ndim(axis) == 0 else [int(a) for a in axis]
-    return _create("Squeeze", [convert_to_tensor(input)], {"squeeze_dims": axis},
-                   name).outputs[0]
+    with name_scope(name, "Squeeze", [input]) as scope:  # TF's "Squeeze/input"
+        return _create("Squeeze", [convert_to_tensor(input, name="input")],
+                       {"squeeze_dims": axis}, scope).outputs[0]
 
 
 __all__: Sequence[str] = [

@@ -64,6 +64,15 @@ def binary_inputs(x: Any, y: Any) -> tuple[Tensor, Tensor]:
     return x, y
 
 
+def create_unary(op_type: str, x: Any, name: str | None, arg: str = "x") -> Tensor:
+    """Builds `op_type(x)` named as TF's generated wrappers name it: a plain `x` becomes
+    the Const "<op>/<arg>" ("Abs/x") inside the op's scope, which names the op."""
+    if isinstance(x, Tensor):
+        return _create(op_type, [x], name=name)
+    with name_scope(name, op_type, [x]) as scope:
+        return _create(op_type, [convert_to_tensor(x, name=arg)], name=scope)
+
+
 def create_binary(op_type: str, x: Any, y: Any, name: str | None,
                   default_name: str | None = None) -> Tensor:
     """Builds `op_type(x, y)` named as TF's op wrappers name it.
@@ -272,10 +281,13 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     dst = _dt.as_dtype(dtype).base_dtype
     if isinstance(x, IndexedSlices):
         return IndexedSlices(cast(x.values, dst, name=name), x.indices, x.dense_shape)
-    x = convert_to_tensor(x)
-    if x.dtype.base_dtype == dst:
+    if isinstance(x, Tensor) and x.dtype.base_dtype == dst:
         return x
-    return _create("Cast", [x], {"SrcT": x.dtype.base_dtype, "DstT": dst}, name=name)
+    with name_scope(name, "Cast", [x]) as scope:  # as TF: a plain x is "Cast/x"
+        x = convert_to_tensor(x, name="x")
+        if x.dtype.base_dtype == dst:
+            return x
+        return _create("Cast", [x], {"SrcT": x.dtype.base_dtype, "DstT": dst}, name=scope)
 
 
 def to_float(x: Any, name: str = "ToFloat") -> Any:

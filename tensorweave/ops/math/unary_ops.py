@@ -18,6 +18,7 @@ from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.binary_ops import add, multiply, pow, subtract
 from tensorweave.ops.math.cwise_ops import (
+    create_unary,
     _create, _is_bool, _is_float, _is_numeric, check_dtype)
 
 
@@ -135,7 +136,7 @@ def _(op: Operation, grad: Tensor) -> list[Any]:
 
 
 def _unary(op_type: str, x: Any, name: str | None) -> Tensor:
-    return _create(op_type, [convert_to_tensor(x)], name=name)
+    return create_unary(op_type, x, name)
 
 
 def negative(x: Any, name: str | None = None) -> Tensor:
@@ -150,7 +151,7 @@ def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's public 
 
 def sign(x: Any, name: str | None = None) -> Tensor:
     """`tf.sign`: -1, 0 or 1 element-wise."""
-    return _unary("Sign", x, name)
+    return _unary("Sign", convert_to_tensor(x), name)  # TF converts it first: "Const"
 
 
 def square(x: Any, name: str | None = None) -> Tensor:
@@ -229,7 +230,7 @@ def ceil(x: Any, name: str | None = None) -> Tensor:
 
 def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's public name
     """`tf.round`: rounds half to even, element-wise."""
-    return _unary("Round", x, name)
+    return _unary("Round", convert_to_tensor(x, name="x"), name)  # TF's "x", unscoped
 
 
 conj_op = _define_unary("Conj", np.conj, _is_numeric)

@@ -17,6 +17,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -48,6 +49,17 @@ def create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None,
            name: str | None = None) -> Operation:
     """Creates `op_type` on the default graph (name defaults to the op type)."""
     return get_default_graph().create_op(op_type, inputs, attrs, name=name or op_type)
+
+
+def _on_features(op_type: str, features: Any, name: str | None,
+                 attrs: dict[str, Any] | None = None) -> Tensor:
+    """An activation op named as TF's wrappers name it: a plain `features` value is the
+    Const "<op>/features" inside the op's scope ("Relu/features"), which names the op."""
+    if isinstance(features, Tensor):
+        return create(op_type, [features], attrs, name=name).outputs[0]
+    with name_scope(name, op_type, [features]) as scope:
+        return create(op_type, [convert_to_tensor(features, name="features")], attrs,
+                      name=scope).outputs[0]
 
 
 def same_shape(op_type: str, a: Tensor, b: Tensor) -> TensorShape:
@@ -137,7 +149,7 @@ def relu(features: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.nn.relu([-1.0, 2.0])  # -> [0., 2.]
     """
-    return create("Relu", [convert_to_tensor(features)], name=name).outputs[0]
+    return _on_features("Relu", features, name)
 
 
 def relu6(features: Any, name: str | None = None) -> Tensor:
@@ -146,7 +158,7 @@ def relu6(features: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.nn.relu6([-1.0, 7.0])  # -> [0., 6.]
     """
-    return create("Relu6", [convert_to_tensor(features)], name=name).outputs[0]
+    return _on_features("Relu6", features, name)
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
@@ -155,8 +167,7 @@ def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Te
     Example:
         >>> tf.nn.leaky_relu([-1.0, 2.0], alpha=0.1)  # -> [-0.1, 2.]
     """
-    return create("LeakyRelu", [convert_to_tensor(features)], {"alpha": float(alpha)},
-                  name=name).outputs[0]
+    return _on_features("LeakyRelu", features, name, {"alpha": float(alpha)})
 
 
 def exp_linear_grad_grad(grad_op: str) -> Any:
@@ -219,7 +230,7 @@ def elu(features: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.nn.elu([-1.0, 2.0])  # -> [-0.632, 2.]
     """
-    return create("Elu", [convert_to_tensor(features)], name=name).outputs[0]
+    return _on_features("Elu", features, name)
 
 
 # ---- Softmax, LogSoftmax -----------------------------------------------------------
@@ -380,7 +391,7 @@ def softplus(features: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.nn.softplus([0.0])  # -> [0.693]
     """
-    return create("Softplus", [convert_to_tensor(features)], name=name).outputs[0]
+    return _on_features("Softplus", features, name)
 
 
 def log_sigmoid(x: Any, name: str | None = None) -> Tensor:
