@@ -76,7 +76,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ops.gen_random_ops": (_R,),
     "ops.sparse_ops": (_R, "tensorweave.sparse"),
     "ops.string_ops": (_R, "tensorweave.strings"),
-    "ops.lookup_ops": ("tensorweave.contrib.lookup",),
+    "ops.lookup_ops": ("tensorweave.contrib.lookup", "tensorweave.contrib.lookup_experimental",
+                       "tensorweave.ops.lookup.tables", "tensorweave.ops.lookup.table_ops",
+                       "tensorweave.ops.lookup.mutable_table_ops", _R),
     "ops.linalg_ops": (_R, "tensorweave.linalg"),
     "ops.special_math_ops": (_R, "tensorweave.math", "tensorweave.linalg"),
     "ops.confusion_matrix": (_R, "tensorweave.math"),
@@ -224,6 +226,11 @@ RENAMES: dict[str, str] = {
     "ops.resource_variable_ops.ResourceVariable":
         "tensorweave.ops.state.resource_variables:ResourceVariable",
     "framework.ops.EagerTensor": "tensorweave:Tensor",
+    # TF 1.x's tf.lookup.StaticHashTable / StaticVocabularyTable are these V1 classes.
+    "ops.lookup_ops.StaticHashTableV1": "tensorweave.contrib.lookup:StaticHashTable",
+    "ops.lookup_ops.StaticVocabularyTableV1": "tensorweave.contrib.lookup:StaticVocabularyTable",
+    "ops.lookup_ops.InitializableLookupTableBaseV1":
+        "tensorweave.ops.lookup.tables:InitializableLookupTableBase",
     "training.training.Server": "tensorweave.train:Server",
     "lib.io.tf_record.TFRecordWriter": "tensorweave.python_io:TFRecordWriter",
     "framework.test_util.TensorFlowTestCase": "tensorweave.testing.tf_test:TestCase",
