@@ -276,3 +276,16 @@ def test_add_n_does_not_broadcast_so_batch_sizes_must_agree_at_run_time():
                            match=r"must have the same size and shape.  Input 0: \[3,1\] != "
                                  r"input 1: \[1,1\]"):
             sess.run(out, {a: [[1.], [2.], [3.]], b: [[1.]]})
+
+
+def test_indicator_of_a_weighted_column_sums_weights_per_bucket():
+    ids = fc.categorical_column_with_vocabulary_list("ids", ("a", "b", "c"))
+    indicator = fc.indicator_column(fc.weighted_categorical_column(ids, "weights"))
+    full = fc.input_layer({"ids": tf.constant([["c", "b", "a", "c"]]),
+                           "weights": tf.constant([[2., 4., 6., 1.]])}, [indicator])
+    missing = fc.input_layer({"ids": tf.constant([["c", "b", "unknown"]]),
+                              "weights": tf.constant([[2., 4., 6.]])}, [indicator])
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        np.testing.assert_allclose(sess.run(full), [[6., 4., 3.]])  # c: 2 + 1
+        np.testing.assert_allclose(sess.run(missing), [[0., 4., 2.]])  # 'unknown' drops out

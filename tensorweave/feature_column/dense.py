@@ -18,6 +18,8 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array import array_ops
+from tensorweave.ops.array.gather_nd_ops import scatter_nd
+from tensorweave.ops.array.index_ops import boolean_mask
 from tensorweave.ops.lookup.bucketize_ops import bucketize
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn.embedding_sparse import safe_embedding_lookup_sparse
@@ -254,12 +256,25 @@ class IndicatorColumn(DenseColumn):
         return TensorShape([1, self.categorical_column._num_buckets])
 
     def _transform_feature(self, builder: FeatureBuilder) -> Tensor:
-        # Multi-hot: one count per bucket (an id seen twice counts 2), as TF.
-        ids, _ = self.categorical_column._get_sparse_tensors(builder)
+        # Multi-hot: one count per bucket (an id seen twice counts 2), as TF; a weighted
+        # column sums its weights per bucket instead (missing ids, -1, drop out).
+        ids, weights = self.categorical_column._get_sparse_tensors(builder)
+        if weights is not None:
+            return _weighted_multi_hot(ids, weights, self.categorical_column._num_buckets)
         dense = sparse_tensor_to_dense(ids, default_value=-1)
         one_hot = array_ops.one_hot(dense, self.categorical_column._num_buckets,
                                     on_value=1., off_value=0.)
         return math_ops.reduce_sum(one_hot, axis=-2)
+
+
+def _weighted_multi_hot(ids: SparseTensor, weights: SparseTensor, buckets: int) -> Tensor:
+    keep = math_ops.greater_equal(ids.values, 0)
+    rows = boolean_mask(array_ops.reshape(array_ops.slice(ids.indices, [0, 0], [-1, 1]),
+                                          [-1]), keep)
+    cols = boolean_mask(math_ops.cast(ids.values, _dt.int64), keep)
+    values = boolean_mask(weights.values, keep)
+    shape = array_ops.stack([ids.dense_shape[0], math_ops.cast(buckets, _dt.int64)])
+    return scatter_nd(array_ops.stack([rows, cols], axis=1), values, shape)
 
 
 def indicator_column(categorical_column: CategoricalColumn) -> IndicatorColumn:
