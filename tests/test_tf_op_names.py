@@ -210,3 +210,17 @@ def test_metric_mean_value_and_update_op_names() -> None:
             assert sess.run(value) == 0.0      # nothing seen yet: 0, not NaN
             sess.run(update)
             assert sess.run(value) == 2.0
+
+
+def test_clip_by_norm_is_tf_named_and_finite_at_a_zero_norm() -> None:
+    with tf.Graph().as_default() as g:
+        v = tf.Variable([0.0, 0.0], name="v")
+        clipped = tf.clip_by_norm(v, 1.0)
+        assert clipped.name == "clip_by_norm:0" and clipped.op.type == "Identity"
+        assert g.get_operation_by_name("clip_by_norm/truediv").type == "RealDiv"
+        grad = tf.gradients(tf.reduce_sum(clipped), v)[0]
+        big = tf.clip_by_norm(tf.constant([[3.0, 4.0]]), 1.0, axes=[1])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(grad).tolist() == [1.0, 1.0]   # TF's Select trick: no NaN
+            assert sess.run(big).tolist() == [[0.6000000238418579, 0.800000011920929]]

@@ -12,8 +12,8 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.math.binary_ops import maximum, minimum, multiply, truediv
-from tensorweave.ops.math.cwise_ops import cast
+from tensorweave.ops.math.binary_ops import maximum, minimum, multiply
+from tensorweave.ops.math.cwise_ops import cast, ones_like_internal, select
 from tensorweave.ops.math.math_ops import _identity, add_n
 from tensorweave.ops.math.reduce_ops import reduce_sum
 from tensorweave.ops.math.unary_ops import reciprocal, sqrt, square
@@ -100,8 +100,14 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
     if isinstance(t, IndexedSlices):
         return IndexedSlices(clip_by_norm(t.values, clip_norm, axes, name), t.indices,
                              t.dense_shape)
-    t = convert_to_tensor(t)
-    l2 = sqrt(reduce_sum(square(t), axis=axes, keepdims=True))
-    clip = convert_to_tensor(clip_norm, dtype=t.dtype.base_dtype) \
-        if not isinstance(clip_norm, Tensor) else clip_norm
-    return truediv(multiply(t, clip), maximum(l2, clip), name=name)
+    # TF 1.x's graph and names: clip_by_norm/mul, /Sum, /Greater, two Selects around
+    # /Sqrt (so a zero norm has a finite gradient), /mul_1, /Maximum, /truediv, and an
+    # Identity named after the scope.
+    with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
+        values = convert_to_tensor(t, name="t")
+        l2sum = reduce_sum(values * values, axes, keepdims=True)
+        pred = l2sum > 0
+        l2sum_safe = select(pred, l2sum, ones_like_internal(l2sum))
+        l2norm = select(pred, sqrt(l2sum_safe), l2sum)
+        intermediate = values * clip_norm
+        return _identity(intermediate / maximum(l2norm, clip_norm), name=scope)
