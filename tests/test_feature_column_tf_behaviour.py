@@ -289,3 +289,17 @@ def test_indicator_of_a_weighted_column_sums_weights_per_bucket():
         sess.run(tf.tables_initializer())
         np.testing.assert_allclose(sess.run(full), [[6., 4., 3.]])  # c: 2 + 1
         np.testing.assert_allclose(sess.run(missing), [[0., 4., 2.]])  # 'unknown' drops out
+
+
+def test_transform_outputs_and_weight_checks_follow_tf():
+    ids = fc.categorical_column_with_identity("ids", 3)
+    builder = FeatureBuilder({"ids": tf.SparseTensor([[0, 0]], tf.constant([2], tf.int64),
+                                                     [1, 1])})
+    # An embedding column's transformation is its categorical column's output.
+    assert builder.get(fc.embedding_column(ids, 2)) is builder.get(ids)
+    weighted = fc.weighted_categorical_column(ids, "values")
+    strings = {"ids": tf.SparseTensor([[0, 0]], ["x"], [1, 1])}
+    with pytest.raises(ValueError, match="values is not in features dictionary"):
+        FeatureBuilder(strings).get(weighted)  # weights first, as TF
+    with pytest.raises(ValueError, match="Bad dtype"):
+        FeatureBuilder(dict(strings, values=tf.constant([[1]]))).get(weighted)

@@ -313,7 +313,8 @@ class EmbeddingColumn(DenseColumn):
         return TensorShape([self.dimension])
 
     def _transform_feature(self, builder: FeatureBuilder) -> Any:
-        return self.categorical_column._get_sparse_tensors(builder)
+        # As TF: the categorical column's own output; the lookup reads its ids/weights.
+        return builder.get(self.categorical_column)
 
     def _embedding_weights(self, weight_collections: Any, trainable: bool) -> Any:
         """The embedding variable, in the current variable scope (its partitioner
@@ -326,7 +327,7 @@ class EmbeddingColumn(DenseColumn):
 
     def _get_dense_tensor(self, builder: FeatureBuilder, weight_collections: Any = None,
                           trainable: bool = True) -> Tensor:
-        ids, weights = builder.get(self)
+        ids, weights = self.categorical_column._get_sparse_tensors(builder)
         table = self._embedding_weights(weight_collections, trainable)
         if self.ckpt_to_load_from is not None:
             # As TF: the variable's initializer loads the checkpoint's tensor.

@@ -184,7 +184,7 @@ class WeightedCategoricalColumn(CategoricalColumn):
         return spec
 
     def _transform_feature(self, builder: FeatureBuilder) -> tuple[SparseTensor, SparseTensor]:
-        ids, _ = self.categorical_column._get_sparse_tensors(builder)
+        # As TF: the weights are checked before the ids are transformed.
         raw = builder.get(self.weight_feature_key)
         dt = raw.values.dtype if isinstance(raw, SparseTensor) else \
             convert_to_tensor(raw).dtype
@@ -194,6 +194,7 @@ class WeightedCategoricalColumn(CategoricalColumn):
         weights = raw if isinstance(raw, SparseTensor) else _dense_weights_to_sparse(raw)
         # Our tables are float32; TF would instead cast the embeddings to the weights'.
         weights = map_values(weights, math_ops.cast(weights.values, _dt.float32))
+        ids, _ = self.categorical_column._get_sparse_tensors(builder)
         return self._check_same_count(ids, weights)
 
     def _check_same_count(self, ids: SparseTensor, weights: SparseTensor
