@@ -215,7 +215,7 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = _dt.bool,
         >>> tf.sequence_mask([1, 3, 2], 5)  # [[T,F,F,F,F], [T,T,T,F,F], [T,T,F,F,F]]
     """
     with name_scope(name, "SequenceMask") as _:
-        lengths = convert_to_tensor(lengths, name="lengths")
+        lengths = convert_to_tensor(lengths)  # TF's names: plain Consts in the scope
         if not lengths.dtype.base_dtype.is_integer:
             raise TypeError(f"sequence_mask: lengths must be integers, but {lengths.name} "
                             f"has dtype {lengths.dtype.base_dtype.name}.")
@@ -229,7 +229,7 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = _dt.bool,
             zero = convert_to_tensor(np.zeros([1], lengths.dtype.as_numpy_dtype))
             maxlen_t = math_ops.reduce_max(concat([flat, zero], 0))
         else:
-            maxlen_t = convert_to_tensor(maxlen, name="maxlen")
+            maxlen_t = convert_to_tensor(maxlen)
             if maxlen_t.shape.ndims not in (None, 0):
                 raise ValueError(f"sequence_mask: maxlen must be a scalar, got shape "
                                  f"{maxlen_t.shape} ({maxlen_t.name}).")
@@ -239,7 +239,8 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = _dt.bool,
                 lengths, message=f"sequence_mask: lengths ({lengths.name}) must be >= 0")
             with control_dependencies([check]):
                 lengths = identity(lengths)
-        row = _range(0, maxlen_t, 1, dtype=mdt)
+        row = _range(convert_to_tensor(np.array(0, mdt.as_numpy_dtype)), maxlen_t,
+                     convert_to_tensor(np.array(1, mdt.as_numpy_dtype)), name="Range")
         matrix = math_ops.cast(expand_dims(lengths, -1), mdt)
         mask = math_ops.less(row, matrix)
         out_dt = _dt.as_dtype(dtype).base_dtype
