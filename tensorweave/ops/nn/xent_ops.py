@@ -18,6 +18,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -248,10 +249,15 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any 
     if labels is None or logits is None:
         raise ValueError("sparse_softmax_cross_entropy_with_logits needs both labels= and "
                          f"logits=, got labels={labels!r}, logits={logits!r}.")
-    logits = convert_to_tensor(logits, name="logits")
-    labels = convert_to_tensor(labels, name="labels")
-    return create("SparseSoftmaxCrossEntropyWithLogits", [logits, labels],
-                  name=name).outputs[0]
+    # TF 1.x's names: the scope (the given name, else the op type) holds the labels'
+    # Shape and the op, itself named `name` or its type: "xentropy/xentropy" for
+    # name="xentropy", else "SparseSoftmaxCrossEntropyWithLogits/SparseSoftmax...".
+    with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]):
+        labels = convert_to_tensor(labels)
+        logits = convert_to_tensor(logits)
+        array_ops.shape(labels)  # TF keeps the labels' shape for its reshaping paths
+        return create("SparseSoftmaxCrossEntropyWithLogits", [logits, labels],
+                      name=name).outputs[0]
 
 
 # ---- SigmoidCrossEntropyWithLogits ---------------------------------------------------
