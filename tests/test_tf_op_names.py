@@ -224,3 +224,17 @@ def test_clip_by_norm_is_tf_named_and_finite_at_a_zero_norm() -> None:
             sess.run(tf.global_variables_initializer())
             assert sess.run(grad).tolist() == [1.0, 1.0]   # TF's Select trick: no NaN
             assert sess.run(big).tolist() == [[0.6000000238418579, 0.800000011920929]]
+
+
+def test_sparse_softmax_cross_entropy_names_as_tf() -> None:
+    with tf.Graph().as_default():
+        logits = tf.constant([[1.0, 2.0]], name="logits")
+        default = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[1], logits=logits)
+        named = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0], logits=logits,
+                                                               name="xentropy")
+        assert default.op.name == ("SparseSoftmaxCrossEntropyWithLogits/"
+                                   "SparseSoftmaxCrossEntropyWithLogits")
+        assert named.name == "xentropy/xentropy:0"
+        with tf.Session() as sess:
+            a, b = sess.run([default, named])
+        assert abs(float(a[0]) - 0.3132617) < 1e-6 and abs(float(b[0]) - 1.3132617) < 1e-6
