@@ -105,6 +105,7 @@ DenseHashTable = tf.lookup.experimental.DenseHashTable
 
 def test_dense_table_grows_and_exports_its_buckets():
     assert tf.contrib.lookup.MutableDenseHashTable is DenseHashTable
+    assert tf.lookup.experimental.MutableHashTable is MutableHashTable
     table = DenseHashTable(tf.int64, tf.int64, default_value=-1, empty_key=0,
                            deleted_key=-1, initial_num_buckets=4)
     with tf.Session() as sess:

@@ -1,4 +1,5 @@
-"""`tf.lookup.experimental` (TF 1.15): the dense mutable hash table.
+"""`tf.lookup.experimental`: the mutable hash tables (DenseHashTable in TF 1.15; TF's later
+1.x-compatible API adds MutableHashTable here too).
 
 Example:
     >>> table = tf.lookup.experimental.DenseHashTable(
@@ -6,3 +7,4 @@ Example:
 """
 # ruff: noqa: F401  (this module only re-exports)
 from tensorweave.contrib.mutable_tables import DenseHashTable as DenseHashTable
+from tensorweave.contrib.mutable_tables import MutableHashTable as MutableHashTable
