@@ -80,8 +80,9 @@ class Zeros(Initializer):
 
     def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
         dt = _dt.as_dtype(dtype or self.dtype).base_dtype
-        # TF: the zero of a string is the empty string (a string variable's default).
-        return _filled(b"" if dt == _dt.string else 0, shape, dt)
+        # As TF: tf.zeros (one Const "zeros" when small, a Fill when large); a string's
+        # zero is the empty string (a string variable's default).
+        return array_ops.zeros(_dims(shape), dt)
 
     def get_config(self) -> dict[str, Any]:
         return {"dtype": self.dtype.name}
@@ -91,7 +92,7 @@ class Ones(Zeros):
     """All ones. Example: `tf.ones_initializer()([2, 2])`."""
 
     def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        return _filled(1, shape, _dt.as_dtype(dtype or self.dtype).base_dtype)
+        return array_ops.ones(_dims(shape), _dt.as_dtype(dtype or self.dtype).base_dtype)
 
 
 class Constant(Initializer):
