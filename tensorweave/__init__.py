@@ -289,6 +289,7 @@ from tensorweave.ops.io.file_ops import (
 from tensorweave import feature_column as feature_column
 from tensorweave.ops.lookup.hash_ops import (
     as_string as as_string, string_to_hash_bucket_fast as string_to_hash_bucket_fast,
+    string_to_hash_bucket as string_to_hash_bucket,
     string_to_hash_bucket_strong as string_to_hash_bucket_strong)
 
 # --- numerics checks, tf.debugging (issue 11's "noticed": TF1 programs call these) ---

@@ -8,6 +8,7 @@ Example:
 # ruff: noqa: F401  (this module only re-exports)
 from tensorweave.ops.lookup.hash_ops import as_string as as_string
 from tensorweave.ops.lookup.hash_ops import (
+    string_to_hash_bucket as to_hash_bucket,
     string_to_hash_bucket_fast as to_hash_bucket_fast,
     string_to_hash_bucket_strong as to_hash_bucket_strong)
 from tensorweave.ops.strings.format_ops import format as format  # noqa: A001 - TF's name

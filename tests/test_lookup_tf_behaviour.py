@@ -166,3 +166,16 @@ def test_strong_hash_spec_for_oov_buckets():
         sess.run(tf.tables_initializer())
         # Out-of-vocabulary ids: 1 (the vocabulary) + SipHash bucket, as TF.
         assert sess.run(table.lookup(tf.constant(["a", "hello"]))).tolist() == [0, 430578]
+
+
+def test_legacy_hash_buckets_equal_tfs():
+    # Values from TF 2.21's tf.strings.to_hash_bucket(words, 1000003) (TF's Hash64).
+    ids = tf.string_to_hash_bucket(tf.constant(["hello", "", "brain"]), 1000003)
+    assert ids.op.type == "StringToHashBucket"
+    assert tf.strings.to_hash_bucket is tf.string_to_hash_bucket
+    legacy = tables.index_table_from_tensor(["a"], num_oov_buckets=1000003,
+                                            hasher_spec=tables.HasherSpec("legacy", None))
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        assert sess.run(ids).tolist() == [546981, 598820, 27567]
+        assert sess.run(legacy.lookup(tf.constant(["a", "hello"]))).tolist() == [0, 546982]

@@ -3498,6 +3498,13 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
         (
             ('output', '', '', '', 7, False),),
         {}),
+    'StringToHashBucket': (
+        (
+            ('string_tensor', '', '', '', 7, False),),
+        (
+            ('output', '', '', '', 9, False),),
+        {
+            'num_buckets': ('int', False),}),
     'StringToHashBucketFast': (
         (
             ('input', '', '', '', 7, False),),

@@ -1,4 +1,4 @@
-"""StringToHashBucketFast, StringToHashBucketStrong and AsString stanzas.
+"""StringToHashBucketFast, StringToHashBucketStrong, StringToHashBucket and AsString stanzas.
 
 Example:
     >>> tf.strings.to_hash_bucket_fast(["hello"], 10)   # Fingerprint64("hello") % 10
@@ -15,7 +15,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.lookup.fingerprint import hash_buckets
-from tensorweave.ops.lookup.siphash import strong_hash_buckets
+from tensorweave.ops.lookup.siphash import legacy_hash_buckets, strong_hash_buckets
 
 # ---- StringToHashBucketFast -------------------------------------------------------------
 hash_bucket_op = define_op("StringToHashBucketFast", inputs=("input",),
@@ -99,6 +99,54 @@ def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Any,  # noqa
         "StringToHashBucketStrong", [x], {"num_buckets": int(num_buckets),
                                           "key": [int(k) for k in key]},
         name=name or "StringToHashBucketStrong").outputs[0]
+
+
+# ---- StringToHashBucket (TF's legacy hash) ----------------------------------------------
+legacy_bucket_op = define_op("StringToHashBucket", inputs=("string_tensor",),
+                             attrs={"num_buckets": REQUIRED})
+
+
+@legacy_bucket_op.shape
+def _(x: Tensor, *, num_buckets: int) -> Any:
+    if x.dtype.base_dtype != _dt.string:
+        raise TypeError(f"StringToHashBucket: input {x.name} must be string, got "
+                        f"{x.dtype.name}; convert numbers with tf.as_string first")
+    if int(num_buckets) < 1:
+        raise ValueError(f"StringToHashBucket: num_buckets must be >= 1, got {num_buckets}")
+    return _dt.int64, x.shape
+
+
+@legacy_bucket_op.kernel("CPU")
+def _(x: Any, *, num_buckets: int) -> Any:
+    return legacy_hash_buckets(x, num_buckets)
+
+
+legacy_bucket_op.no_gradient()
+
+
+def string_to_hash_bucket(string_tensor: Any = None, num_buckets: int | None = None,
+                          name: str | None = None, input: Any = None  # noqa: A002
+                          ) -> Tensor:
+    """Hashes strings into `num_buckets` buckets with TF's legacy Hash64 (TF 1.x's
+    `tf.string_to_hash_bucket`; prefer the faster `string_to_hash_bucket_fast`).
+    `input` is TF's other name for `string_tensor`.
+
+    Example:
+        >>> tf.string_to_hash_bucket(tf.constant(["hello"]), 1000003)   # [546981]
+
+    Raises:
+        ValueError: no strings, both spellings of them, or no num_buckets.
+    """
+    if (string_tensor is None) == (input is None):
+        raise ValueError("Give the strings once: string_tensor (or its other name input).")
+    if num_buckets is None:
+        raise ValueError("string_to_hash_bucket needs num_buckets.")
+    string_tensor = input if string_tensor is None else string_tensor
+    x = string_tensor if isinstance(string_tensor, Tensor) else \
+        convert_to_tensor(string_tensor, dtype=_dt.string)
+    return get_default_graph().create_op(
+        "StringToHashBucket", [x], {"num_buckets": int(num_buckets)},
+        name=name or "StringToHashBucket").outputs[0]
 
 
 # ---- AsString ---------------------------------------------------------------------------

@@ -1,8 +1,10 @@
-"""SipHash-2-4 with a 128-bit key: TF's `StrongKeyedHash`, behind `StringToHashBucketStrong`
-and `StrongHashSpec` (ids equal TF's for the same key).
+"""TF's other string hashes: SipHash-2-4 with a 128-bit key (`StrongKeyedHash`, behind
+`StringToHashBucketStrong` and `StrongHashSpec`) and TF's legacy `Hash64` (MurmurHash64A
+with TF's seed, behind `StringToHashBucket`); ids equal TF's.
 
 Example:
     >>> siphash24(1, 2, b"hello") % 1000003   # 430577, as tf.strings.to_hash_bucket_strong
+    >>> hash64(b"hello") % 1000003            # 546981, as tf.strings.to_hash_bucket
 """
 from __future__ import annotations
 
@@ -57,4 +59,31 @@ def strong_hash_buckets(x: Any, num_buckets: int, key: tuple[int, int]) -> np.nd
     k0, k1 = int(key[0]) & _M, int(key[1]) & _M
     flat = [siphash24(k0, k1, s if isinstance(s, bytes) else str(s).encode("utf-8"))
             % int(num_buckets) for s in arr.reshape(-1).tolist()]
+    return np.asarray(flat, dtype=np.int64).reshape(arr.shape)
+
+
+def hash64(data: bytes, seed: int = 0xDECAFCAFFE) -> int:
+    """TF's legacy `Hash64` (MurmurHash64A; TF's default seed)."""
+    m, r = 0xC6A4A7935BD1E995, 47
+    n = len(data)
+    h = (seed ^ (n * m)) & _M
+    end = n - n % 8
+    for i in range(0, end, 8):
+        k = (int.from_bytes(data[i:i + 8], "little") * m) & _M
+        k = ((k ^ (k >> r)) * m) & _M
+        h = ((h ^ k) * m) & _M
+    tail = data[end:]
+    if tail:
+        for j in range(len(tail) - 1, -1, -1):
+            h ^= tail[j] << (8 * j)
+        h = (h * m) & _M
+    h = ((h ^ (h >> r)) * m) & _M
+    return h ^ (h >> r)
+
+
+def legacy_hash_buckets(x: Any, num_buckets: int) -> np.ndarray:
+    """int64 bucket ids Hash64(s) % num_buckets for every string of `x`."""
+    arr = np.asarray(x, dtype=object)
+    flat = [hash64(s if isinstance(s, bytes) else str(s).encode("utf-8")) % int(num_buckets)
+            for s in arr.reshape(-1).tolist()]
     return np.asarray(flat, dtype=np.int64).reshape(arr.shape)

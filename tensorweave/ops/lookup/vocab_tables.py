@@ -25,7 +25,7 @@ from tensorweave.ops.array.core_ops import no_op
 from tensorweave.ops.array.fill_ops import range as _range
 from tensorweave.ops.array.shape_ops import size as _size
 from tensorweave.ops.lookup.hash_ops import (
-    as_string, string_to_hash_bucket_fast, string_to_hash_bucket_strong)
+    as_string, string_to_hash_bucket, string_to_hash_bucket_fast, string_to_hash_bucket_strong)
 from tensorweave.ops.math.binary_ops import add, not_equal
 from tensorweave.ops.math.cwise_ops import cast, select
 from tensorweave.ops.lookup.tables import (
@@ -115,10 +115,10 @@ class IdTableWithHashBuckets(LookupInterface):
                 for an unknown hasher; only FastHashSpec's "fasthash" is built here).
         """
         if self._num_oov_buckets and self._hasher_spec.hasher not in ("fasthash",
-                                                                      "stronghash"):
+                                                                      "stronghash", "legacy"):
             raise ValueError(f"Unknown hasher {self._hasher_spec.hasher} in {self._name}: "
-                             "out-of-vocabulary keys are hashed with FastHashSpec or "
-                             "StrongHashSpec here.")
+                             "out-of-vocabulary keys are hashed with FastHashSpec, "
+                             "StrongHashSpec or HasherSpec('legacy', None).")
         sparse = isinstance(keys, SparseTensor)
         values = keys.values if sparse else _as_keys(keys, self._key_dtype)
         if values.dtype.base_dtype != self._key_dtype:
@@ -133,7 +133,10 @@ class IdTableWithHashBuckets(LookupInterface):
         else:
             with name_scope(name, f"{self._name}_Lookup") as scope:
                 text = values if values.dtype.base_dtype == _dt.string else as_string(values)
-                if self._hasher_spec.hasher == "stronghash":
+                if self._hasher_spec.hasher == "legacy":
+                    buckets = string_to_hash_bucket(text, self._num_oov_buckets,
+                                                    name="hash_bucket")
+                elif self._hasher_spec.hasher == "stronghash":
                     buckets = string_to_hash_bucket_strong(
                         text, self._num_oov_buckets, key=self._hasher_spec.key,
                         name="hash_bucket")
