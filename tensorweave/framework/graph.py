@@ -40,6 +40,17 @@ _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/]*$")
 
 
+def name_part(text: str) -> str:
+    """`text` (a feature key, a user's label) made usable inside an op name, as TF's parsing
+    ops make their default-value names: every character the name rules refuse becomes '_'.
+
+    Example:
+        >>> name_part("age (years)")
+        'age__years_'
+    """
+    return re.sub(r"[^A-Za-z0-9_.\-/]", "_", text)
+
+
 def _check_op_name(name: str, op_type: str) -> None:
     if not _VALID_OP_NAME.match(name):
         raise ValueError(f"{name!r} is not a valid node name (creating a {op_type} op): op "

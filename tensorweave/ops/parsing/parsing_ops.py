@@ -21,7 +21,7 @@ from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph, name_scope
+from tensorweave.framework.graph import get_default_graph, name_part, name_scope
 from tensorweave.framework.op_def import REQUIRED, define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
@@ -104,7 +104,7 @@ def _expand_sparse_features(features: dict[str, Any]
 def _merge_sparse_features(result: dict[str, Any], features: dict[str, Any],
                            merges: list[tuple[str, Any, list, list]]) -> dict[str, Any]:
     merged = {key: sparse_merge([result[k] for k in index_keys], result[spec.value_key],
-                                sizes, name=f"SparseFeature_{key}",
+                                sizes, name=f"SparseFeature_{name_part(key)}",
                                 already_sorted=spec.already_sorted)
               for key, spec, index_keys, sizes in merges}
     out = {k: v for k, v in result.items() if k in features}
@@ -179,16 +179,17 @@ def dense_default(key: str, spec: Any, dtype: Any, shape: TensorShape) -> Tensor
     if isinstance(spec, FixedLenSequenceFeature):
         pad = spec.default_value
         return convert_to_tensor(np.zeros(0) if pad is None else pad, dtype=dtype,
-                                 name=f"padding_{key}")
+                                 name=f"padding_{name_part(key)}")
     if spec.default_value is None:  # an empty default marks the feature as required
-        return convert_to_tensor(np.zeros(0), dtype=dtype, name=f"required_{key}")
+        return convert_to_tensor(np.zeros(0), dtype=dtype, name=f"required_{name_part(key)}")
     value = np.asarray(spec.default_value, dtype=object if dtype == _dt.string
                        else dtype.as_numpy_dtype)
     want = int(np.prod([int(d) for d in shape.as_list() if d is not None]))
     if value.size != want:
         raise ValueError(f"Feature {key!r}: default_value {spec.default_value!r} has "
                          f"{value.size} values, the shape {shape} needs {want}.")
-    return convert_to_tensor(value.reshape(shape.as_list()), dtype=dtype, name=f"default_{key}")
+    return convert_to_tensor(value.reshape(shape.as_list()), dtype=dtype,
+                             name=f"key_{name_part(key)}")  # TF's name
 
 
 def _split_features(features: dict[str, Any]) -> tuple[list[Any], list[Any]]:

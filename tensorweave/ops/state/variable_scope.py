@@ -91,6 +91,14 @@ class variable_scope:  # noqa: N801 (TF's name for a context manager class)
         if name_or_scope is None and reuse is True:
             raise ValueError("reuse=True cannot be used without a name_or_scope")
         exits = contextlib.ExitStack()
+        try:
+            return self._enter(exits, name_or_scope, reuse, g)
+        except BaseException:
+            exits.close()  # a refused name must not leave the graph or a scope entered
+            raise
+
+    def _enter(self, exits: contextlib.ExitStack, name_or_scope: Any, reuse: Any,
+               g: Any) -> VariableScope:
         exits.enter_context(g.as_default())
         stack, store = _scope_stack(g), _store(g)
         parent = stack[-1]
