@@ -72,3 +72,16 @@ def test_summary_tags_are_still_cleaned() -> None:
     with tf.Graph().as_default():
         summary = tf.summary.scalar("local3/weight_loss (raw)", tf.constant(1.0))
         assert " " not in summary.op.name
+
+
+def test_a_refused_scope_name_leaves_no_graph_or_scope_entered():
+    before = tf.get_default_graph()
+    for bad in ("a b", "x:y"):
+        with pytest.raises(ValueError, match="not a valid scope name"):
+            _variable_scope(bad)
+        with pytest.raises(ValueError, match="not a valid scope name"):
+            with tf.name_scope(bad):
+                pass
+    assert tf.get_default_graph() is before
+    assert tf.get_variable_scope().name == "" and tf.constant(1.0).op.name == "Const"
+    tf.reset_default_graph()  # refuses while a graph is still entered
