@@ -2750,15 +2750,6 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
             'N': ('int', False),
             'T': ('type', False),
             'out_type': ('type', True),}),
-    'ShapeN': (
-        (
-            ('input', 'T', 'N', '', 0, False),),
-        (
-            ('output', 'out_type', 'N', '', 0, False),),
-        {
-            'N': ('int', False),
-            'T': ('type', False),
-            'out_type': ('type', True),}),
     'ShardedFilename': (
         (
             ('basename', '', '', '', 7, False),
