@@ -83,5 +83,7 @@ def test_a_refused_name_leaves_no_graph_or_scope_entered():
             with tf.name_scope("a b"):
                 pass
         assert tf.get_default_graph() is before
-    assert tf.get_variable_scope().name == "" and tf.constant(1.0).op.name == "Const"
+    g = tf.get_default_graph()
+    assert tf.get_variable_scope().name == "" and g.get_name_scope() == ""
+    assert tf.constant(1.0, name="after").op.name == "after"
     tf.reset_default_graph()  # refuses while a graph is still entered
