@@ -19,8 +19,8 @@ from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.fill_ops import range as _range
-from tensorweave.ops.state.scatter_ops import scatter_update
-from tensorweave.ops.state.state_ops import _check_ref, _create, _invalid, _maybe_lock, _ref_of
+from tensorweave.ops.state.scatter_ops import check_scatter_inputs, scatter_update
+from tensorweave.ops.state.state_ops import _create, _invalid, _maybe_lock, _ref_of
 from tensorweave.runtime.resource_mgr import VariableResource
 from tensorweave.runtime.update_gate import gated_update
 
@@ -31,14 +31,7 @@ def _nd_op(op_type: str, apply: Any) -> Any:
 
     @op.shape
     def _(ref: Tensor, indices: Tensor, updates: Tensor, *, use_locking: bool) -> Any:
-        _check_ref(ref, op_type)
-        if not indices.dtype.base_dtype.is_integer:
-            raise TypeError(f"{op_type} indices must be int32 or int64, got "
-                            f"{indices.dtype.name} ({indices.name})")
-        if updates.dtype.base_dtype != ref.dtype.base_dtype:
-            raise TypeError(f"{op_type} updates {updates.name} have dtype "
-                            f"{updates.dtype.base_dtype.name}, but {ref.name} is "
-                            f"{ref.dtype.base_dtype.name}")
+        check_scatter_inputs(op_type, ref, indices, updates)
         k = indices.shape[-1] if indices.shape.ndims else None
         k = getattr(k, "value", k)
         if ref.shape.ndims is not None and k is not None:

@@ -20,20 +20,26 @@ from tensorweave.runtime.resource_mgr import VariableResource
 from tensorweave.runtime.update_gate import gated_update
 
 
+def check_scatter_inputs(op_type: str, ref: Tensor, indices: Tensor, updates: Tensor) -> None:
+    """The dtype checks every scatter op (Scatter*, ScatterNd*) makes at graph construction:
+    a ref variable, integer indices, updates of the variable's dtype."""
+    _check_ref(ref, op_type)
+    if not indices.dtype.base_dtype.is_integer:
+        raise TypeError(f"{op_type} indices must be int32 or int64, got "
+                        f"{indices.dtype.name} ({indices.name})")
+    if updates.dtype.base_dtype != ref.dtype.base_dtype:
+        raise TypeError(f"{op_type} updates {updates.name} have dtype "
+                        f"{updates.dtype.base_dtype.name}, but {ref.name} is "
+                        f"{ref.dtype.base_dtype.name}")
+
+
 def _scatter_op(op_type: str, apply: Any) -> Any:
     op = define_op(op_type, inputs=("&ref", "indices", "updates"),
                    attrs={"use_locking": False}, stateful=True)
 
     @op.shape
     def _(ref: Tensor, indices: Tensor, updates: Tensor, *, use_locking: bool) -> Any:
-        _check_ref(ref, op_type)
-        if not indices.dtype.base_dtype.is_integer:
-            raise TypeError(f"{op_type} indices must be int32 or int64, got "
-                            f"{indices.dtype.name} ({indices.name})")
-        if updates.dtype.base_dtype != ref.dtype.base_dtype:
-            raise TypeError(f"{op_type} updates {updates.name} have dtype "
-                            f"{updates.dtype.base_dtype.name}, but {ref.name} is "
-                            f"{ref.dtype.base_dtype.name}")
+        check_scatter_inputs(op_type, ref, indices, updates)
         # TF 1.x: updates are indices.shape + ref.shape[1:], or a scalar for every row.
         if ref.shape.ndims is not None and indices.shape.ndims is not None and \
                 updates.shape.ndims != 0:
