@@ -9,23 +9,9 @@ import pytest
 
 import tensorweave as tf
 
+from data_helpers import run_queue_runners
+
 pytestmark = pytest.mark.usefixtures("fresh_graph")
-
-
-def _drain(fetch, steps=None):
-    out = []
-    with tf.Session() as sess:
-        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(sess, coord=coord)
-        try:
-            while steps is None or len(out) < steps:
-                out.append(sess.run(fetch))
-        except tf.errors.OutOfRangeError:
-            pass
-        coord.request_stop()
-        coord.join(threads)
-    return out
 
 
 def _counter_example(limit):
@@ -41,7 +27,7 @@ def test_maybe_batch_keeps_the_examples_whose_flag_is_true(threads):
     keep = tf.equal(tf.mod(i, 3), 0)
     ids, got_sp, word = tf.train.maybe_batch([i, sp, "w"], keep, batch_size=5,
                                              num_threads=threads, allow_smaller_final_batch=True)
-    out = _drain([ids, got_sp, word])
+    out = run_queue_runners([ids, got_sp, word])
     kept = sorted(int(x) for b in out for x in b[0])
     assert kept == list(range(0, 30, 3))
     for b_ids, b_sp, b_word in out:
@@ -57,7 +43,7 @@ def test_maybe_batch_enqueue_many_with_a_flag_per_row_renumbers_sparse_rows():
     out_sp, out_dense = tf.train.maybe_batch([sp, dense], [False, True, False, True],
                                              batch_size=2, enqueue_many=True)
     assert out_sp.dense_shape.shape.as_list() == [2]
-    (got_sp, got_dense), = _drain([out_sp, out_dense], steps=1)
+    (got_sp, got_dense), = run_queue_runners([out_sp, out_dense], steps=1)
     np.testing.assert_array_equal(got_dense, [1, 3])
     np.testing.assert_array_equal(got_sp.indices, [[0, 2], [0, 3], [1, 0]])
     np.testing.assert_array_equal(got_sp.values, [11, 12, 14])
@@ -69,7 +55,7 @@ def test_maybe_batch_enqueue_many_with_one_flag_keeps_or_drops_whole_batches():
     first = tf.train.batch([i, sp], batch_size=3)
     keep = tf.equal(tf.mod(first[0][0], 2), 0)  # batches starting at 0 and 6
     ids, got_sp = tf.train.maybe_batch(first, keep, batch_size=3, enqueue_many=True)
-    out = _drain([ids, got_sp])
+    out = run_queue_runners([ids, got_sp])
     assert sorted(int(x) for b in out for x in b[0]) == [0, 1, 2, 6, 7, 8]
     for b_ids, b_sp in out:
         np.testing.assert_array_equal(b_sp.values, b_ids)
@@ -97,7 +83,7 @@ def test_batch_join_keeps_each_lists_order_and_sorts_dict_keys_by_name():
     b = tf.train.limit_epochs(tf.constant(-1, tf.int64), num_epochs=6)
     out = tf.train.batch_join([{"n": a, "src": "a"}, {"n": b, "src": "b"}], batch_size=3)
     assert sorted(out) == ["n", "src"] and out["n"].shape.as_list() == [3]
-    got = _drain([out["n"], out["src"]])
+    got = run_queue_runners([out["n"], out["src"]])
     from_a = [int(n) for ns, srcs in got for n, s in zip(ns, srcs) if s == b"a"]
     from_b = [int(n) for ns, srcs in got for n, s in zip(ns, srcs) if s == b"b"]
     assert from_a == list(range(9)) and from_b == [-1] * 6
@@ -116,7 +102,7 @@ def test_dynamic_pad_pads_strings_with_empty_bytes_and_numbers_with_zero():
     nums = tf.tile([7], tf.reshape(n, [1]))
     bw, bn = tf.train.batch([words, nums], batch_size=4, dynamic_pad=True)
     assert bw.shape.as_list() == [4, None]
-    (got_w, got_n), = _drain([bw, bn], steps=1)
+    (got_w, got_n), = run_queue_runners([bw, bn], steps=1)
     assert got_w.tolist() == [[b"", b"", b""], [b"w", b"", b""], [b"w", b"w", b""],
                               [b"w", b"w", b"w"]]
     np.testing.assert_array_equal(got_n, [[0, 0, 0], [7, 0, 0], [7, 7, 0], [7, 7, 7]])
@@ -199,7 +185,7 @@ def test_several_readers_through_shuffle_batch_join_as_the_reading_data_guide_wr
 
     ids, names = tf.train.shuffle_batch_join([read_one() for _ in range(3)], batch_size=4,
                                              capacity=20, min_after_dequeue=2, seed=1)
-    got = _drain([ids, names])
+    got = run_queue_runners([ids, names])
     all_ids = sorted(int(x) for b, _ in got for x in b)
     assert all_ids == sorted(10 * f + j for f in range(3) for j in range(4))
     for b_ids, b_names in got:
@@ -218,7 +204,7 @@ def test_maybe_shuffle_batch_forms_drop_what_keep_input_refuses(join):
         ids, got_sp = tf.train.maybe_shuffle_batch(
             [i, sp], 3, capacity=12, min_after_dequeue=3, keep_input=keep, num_threads=2,
             allow_smaller_final_batch=True)
-    out = _drain([ids, got_sp])
+    out = run_queue_runners([ids, got_sp])
     kept = [int(x) for b, _ in out for x in b]
     assert kept and all(x % 1000 % 4 == 1 for x in kept)
     if not join:

@@ -13,24 +13,9 @@ from tensorweave.ops.sparse.sparse_map_ops import (
     add_many_sparse_to_tensors_map, add_sparse_to_tensors_map,
     take_many_sparse_from_tensors_map)
 
+from data_helpers import run_queue_runners
+
 pytestmark = pytest.mark.usefixtures("fresh_graph")
-
-
-def _run_queue_runners(fetch, steps=None):
-    """Runs `fetch` under started queue runners until OutOfRange (or `steps` times)."""
-    out = []
-    with tf.Session() as sess:
-        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(sess, coord=coord)
-        try:
-            while steps is None or len(out) < steps:
-                out.append(sess.run(fetch))
-        except tf.errors.OutOfRangeError:
-            pass
-        coord.request_stop()
-        coord.join(threads)
-    return out
 
 
 def test_map_ops_store_rows_and_take_them_back_concatenated():
@@ -81,7 +66,7 @@ def test_batched_sparse_rows_keep_their_entries_and_the_widest_shape():
     ids, batched = tf.train.batch([i, sp], batch_size=3)
     assert batched.indices.shape.as_list() == [None, 2]
     assert batched.dense_shape.shape.as_list() == [2]
-    out = _run_queue_runners([ids, batched])
+    out = run_queue_runners([ids, batched])
     assert len(out) == 2
     for got_ids, got in out:
         rows = np.repeat(np.arange(3), 2)
@@ -112,7 +97,7 @@ def test_batch_join_reads_every_list_back_from_one_map():
              [i + 100, tf.SparseTensor([[0]], tf.constant([-1.0]), [1]), "b"]]
     ids, sp, src = tf.train.batch_join(lists, batch_size=4)
     seen = []
-    for got_ids, got_sp, got_src in _run_queue_runners([ids, sp, src], steps=4):
+    for got_ids, got_sp, got_src in run_queue_runners([ids, sp, src], steps=4):
         for k in range(4):
             want = float(got_ids[k]) if got_src[k] == b"a" else -1.0
             assert got_sp.values[k] == want
