@@ -19,8 +19,8 @@ from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.fill_ops import range as _range
-from tensorweave.ops.state.scatter_ops import check_scatter_inputs, scatter_update
-from tensorweave.ops.state.state_ops import _create, _invalid, _maybe_lock, _ref_of
+from tensorweave.ops.state.scatter_ops import build_scatter, check_scatter_inputs, scatter_update
+from tensorweave.ops.state.state_ops import _invalid, _maybe_lock, _ref_of
 from tensorweave.runtime.resource_mgr import VariableResource
 from tensorweave.runtime.update_gate import gated_update
 
@@ -75,15 +75,6 @@ scatter_nd_add_op = _nd_op("ScatterNdAdd", np.add.at)      # duplicates accumula
 scatter_nd_sub_op = _nd_op("ScatterNdSub", np.subtract.at)
 
 
-def _scatter_nd(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool,
-                name: str | None) -> Tensor:
-    r = _ref_of(ref)
-    with r.graph.as_default():
-        idx = convert_to_tensor(indices)
-        upd = convert_to_tensor(updates, dtype=r.dtype.base_dtype)
-    return _create(op_type, [r, idx, upd], {"use_locking": bool(use_locking)}, name)
-
-
 def scatter_nd_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True,
                       name: str | None = None) -> Tensor:
     """`tf.scatter_nd_update`: `ref[indices[i]] = updates[i]` at N-d indices.
@@ -91,7 +82,7 @@ def scatter_nd_update(ref: Any, indices: Any, updates: Any, use_locking: bool = 
     Example:
         >>> tf.scatter_nd_update(v, [[1], [3]], [[9.0, 9.0], [8.0, 8.0]])  # rows 1, 3
     """
-    return _scatter_nd("ScatterNdUpdate", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterNdUpdate", ref, indices, updates, use_locking, name)
 
 
 def scatter_nd_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
@@ -101,7 +92,7 @@ def scatter_nd_add(ref: Any, indices: Any, updates: Any, use_locking: bool = Fal
     Example:
         >>> tf.scatter_nd_add(v, [[0, 0], [0, 0]], [1.0, 2.0])  # v[0, 0] += 3
     """
-    return _scatter_nd("ScatterNdAdd", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterNdAdd", ref, indices, updates, use_locking, name)
 
 
 def scatter_nd_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
@@ -111,7 +102,7 @@ def scatter_nd_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = Fal
     Example:
         >>> tf.scatter_nd_sub(v, [[2]], [[1.0, 1.0]])
     """
-    return _scatter_nd("ScatterNdSub", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterNdSub", ref, indices, updates, use_locking, name)
 
 
 def batch_scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True,

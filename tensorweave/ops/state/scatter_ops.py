@@ -94,8 +94,10 @@ scatter_update_op = _scatter_op("ScatterUpdate", _scatter_set)
 
 
 # ---- wrappers ----------------------------------------------------------------------
-def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool,
-             name: str | None) -> Tensor:
+def build_scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool,
+                  name: str | None) -> Tensor:
+    """One Scatter*/ScatterNd* op on `ref` (a variable or its ref), its arguments converted
+    in the variable's graph and `updates` to the variable's dtype."""
     r = _ref_of(ref)
     with r.graph.as_default():
         idx = convert_to_tensor(indices)
@@ -110,7 +112,7 @@ def scatter_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
     Example:
         >>> tf.scatter_add(v, [0, 0], [1.0, 2.0])  # v[0] += 3
     """
-    return _scatter("ScatterAdd", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterAdd", ref, indices, updates, use_locking, name)
 
 
 def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
@@ -120,7 +122,7 @@ def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
     Example:
         >>> tf.scatter_sub(v, [1], [0.5])
     """
-    return _scatter("ScatterSub", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterSub", ref, indices, updates, use_locking, name)
 
 
 def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True,
@@ -130,7 +132,7 @@ def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = Tru
     Example:
         >>> tf.scatter_update(v, [2], [7.0])
     """
-    return _scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
 
 
 def scatter_mul(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
@@ -140,7 +142,7 @@ def scatter_mul(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
     Example:
         >>> tf.scatter_mul(v, [0], [2.0])
     """
-    return _scatter("ScatterMul", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterMul", ref, indices, updates, use_locking, name)
 
 
 def scatter_div(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
@@ -150,7 +152,7 @@ def scatter_div(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
     Example:
         >>> tf.scatter_div(v, [0], [2.0])
     """
-    return _scatter("ScatterDiv", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterDiv", ref, indices, updates, use_locking, name)
 
 
 def scatter_max(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
@@ -160,7 +162,7 @@ def scatter_max(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
     Example:
         >>> tf.scatter_max(v, [0, 1], [5.0, -1.0])
     """
-    return _scatter("ScatterMax", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterMax", ref, indices, updates, use_locking, name)
 
 
 def scatter_min(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
@@ -170,7 +172,7 @@ def scatter_min(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
     Example:
         >>> tf.scatter_min(v, [0], [0.5])
     """
-    return _scatter("ScatterMin", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterMin", ref, indices, updates, use_locking, name)
 
 
 __all__ = ["scatter_add", "scatter_sub", "scatter_mul", "scatter_div", "scatter_max",
