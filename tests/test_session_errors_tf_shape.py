@@ -4,14 +4,14 @@ session recovers from errors built the way TF's own test doubles build them."""
 from __future__ import annotations
 
 import os
-import threading
-import time
 import traceback
 
 import pytest
 
 import tensorweave as tf
 from tensorweave.train.wrapped_sessions import CoordinatedSession, RecoverableSession
+
+from session_helpers import close_while_blocked
 
 pytestmark = pytest.mark.usefixtures("graph")
 
@@ -38,19 +38,7 @@ def test_a_failed_step_is_raised_from_session_py():
 def test_closing_a_session_cancels_its_blocked_step_naming_session_close():
     q = tf.FIFOQueue(1, [tf.float32])
     take = q.dequeue()
-    sess = tf.Session()
-    seen = []
-
-    def blocked():
-        try:
-            sess.run(take)
-        except tf.errors.CancelledError as e:
-            seen.append(e.message)
-    t = threading.Thread(target=blocked)
-    t.start()
-    time.sleep(0.3)
-    sess.close()
-    t.join(10)
+    seen = close_while_blocked(tf.Session(), take)
     assert seen and "Session::Close()" in seen[0]
 
 

@@ -12,6 +12,8 @@ import pytest
 import tensorweave as tf
 from tensorweave.distributed.topology import free_ports
 
+from session_helpers import close_while_blocked
+
 pytestmark = pytest.mark.usefixtures("graph")
 
 
@@ -78,18 +80,7 @@ def test_closing_a_session_over_rpc_cancels_its_blocked_step_naming_session_clos
         sess = tf.Session(server.target, config=rpc)
         sess.run(q.enqueue(1.0))
         sess.run(take)
-        seen = []
-
-        def blocked():
-            try:
-                sess.run(take)
-            except tf.errors.CancelledError as e:
-                seen.append(e.message)
-        t = threading.Thread(target=blocked)
-        t.start()
-        time.sleep(0.5)
-        sess.close()
-        t.join(10)
+        seen = close_while_blocked(sess, take, wait=0.5)
         assert seen and "Session::Close()" in seen[0]
     finally:
         server.stop()
