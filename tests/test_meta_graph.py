@@ -109,9 +109,15 @@ def test_import_scope_and_clear_devices(tmp_path):
         v = tf.Variable([1.0, 2.0], name="v")
     tf.identity(v * 2.0, name="double")
     saver = tf.train.Saver()
-    with tf.Session() as sess:
+    with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
         sess.run(tf.global_variables_initializer())
         path = saver.save(sess, str(tmp_path / "m"))
+    with tf.Graph().as_default():
+        # Kept devices name a ps task this in-process session does not have (as TF).
+        tf.train.import_meta_graph(path + ".meta", clear_devices=False)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="/job:ps/task:0"):
+                sess.run(tf.global_variables_initializer())
     with tf.Graph().as_default() as g:
         restorer = tf.train.import_meta_graph(path + ".meta", import_scope="copy",
                                               clear_devices=True)

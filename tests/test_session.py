@@ -159,3 +159,27 @@ def test_config_proto_fields_exist():
                          device_filters=["/job:ps"], operation_timeout_in_ms=5000)
     assert cfg.operation_timeout_in_ms == 5000 and list(cfg.device_filters) == ["/job:ps"]
     assert tf.RunOptions(timeout_in_ms=10).timeout_in_ms == 10
+
+
+def test_local_session_refuses_a_device_it_does_not_have():
+    # The classic mistake: a cluster graph run in tf.Session() without the server's
+    # target. TF's DirectSession refuses it; running it here would train a private copy.
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(1.0, name="weights")
+        with tf.device("/gpu:0"):
+            doubled = tf.constant(2.0, name="doubled") * 2
+        with tf.device("/job:localhost/replica:0/task:0/cpu:0"):
+            here = tf.constant(3.0, name="here")
+        with tf.Session() as sess:
+            assert sess.run(here) == 3.0  # the session's own device, spelled out
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"weights.*explicitly assigned to /job:ps/task:0 but "
+                                     r"available devices are.*server\.target"):
+                sess.run(v.initializer)
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"/gpu:0|GPU:0"):
+                sess.run(doubled)
+        soft = tf.ConfigProto(allow_soft_placement=True)
+        with tf.Session(config=soft) as sess:
+            sess.run(v.initializer)
+            assert sess.run([v, doubled]) == [1.0, 4.0]

@@ -10,7 +10,9 @@ initializes.
 Deliberate differences from TF 1.x:
 - wait_for_session polls readiness every 50-250 ms instead of sleeping
   `recovery_wait_secs` (30 s) between checks, and its DeadlineExceededError names what
-  is still uninitialized;
+  is still uninitialized; a worker that had to wait starts 1 s after the model became
+  ready, so what the chief runs right after creating its session comes first (the order
+  TF1 programs got from the 30 s sleep);
 - a local init op that reads an uninitialized global variable fails with
   FailedPreconditionError naming it (as TF 1.x did before initializers were guarded
   against uninitialized dependencies), in prepare_session and wait_for_session alike.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 import pytest
 
@@ -154,6 +157,37 @@ def test_wait_for_session_runs_local_init_on_a_ready_model(graph):
         assert _initialized(sess, "w")
         other.close()
         sess.close()
+    finally:
+        server.stop()
+
+
+def test_a_waiting_worker_sees_what_the_chief_ran_right_after_its_session(graph):
+    # The idiom of public TF1 programs (a distributed-TF guide's ADAG program): the chief
+    # creates its session, then at once assigns its own initial values to the ps copy;
+    # a worker that waited for the model must start from those values, not the random init.
+    import threading
+    server = tf.train.Server.create_local_server()
+    try:
+        v = tf.Variable(tf.random_uniform([4], 10.0, 20.0), name="v")
+        assign_chief_values = v.assign(tf.zeros([4]))
+        init = tf.global_variables_initializer()
+        ready = tf.report_uninitialized_variables()
+        seen = {}
+
+        def worker():
+            sm = tf.train.SessionManager(graph=graph, ready_op=ready)
+            with sm.wait_for_session(server.target, max_wait_secs=30) as sess:
+                seen["v"] = sess.run(v)
+
+        t = threading.Thread(target=worker)
+        t.start()
+        with tf.train.SessionManager(graph=graph, ready_op=ready).prepare_session(
+                server.target, init_op=init) as chief:
+            time.sleep(0.3)  # the chief's own start-up work (writing its graph, logging)
+            chief.run(assign_chief_values)
+            t.join(30)
+        assert not t.is_alive()
+        assert list(seen["v"]) == [0.0] * 4
     finally:
         server.stop()
 

@@ -119,7 +119,8 @@ def test_callable_initial_value_is_colocated_and_dtype():
         assert op.device == v.device
     assert v.initializer.get_attr("_class") == [b"loc:@v"]
     assert "ps" in v.device
-    with tf.Session() as sess:
+    # A local session has no ps task: soft placement runs the ps ops here.
+    with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
         sess.run(v.initializer)
         np.testing.assert_allclose(sess.run(v), np.ones((2, 3)))
 

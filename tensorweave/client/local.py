@@ -10,6 +10,8 @@ import sys
 import threading
 from typing import Any
 
+from tensorweave.framework import errors
+from tensorweave.framework.device import DeviceSpec
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.runtime.executor import Executor, FunctionLibrary
 from tensorweave.runtime.resource_mgr import DeviceContext
@@ -66,6 +68,7 @@ class LocalRuntime:
                 ex = self._plans.get(key)
                 if ex is None:
                     ex = Executor(feeds, fetches, targets, self.library)
+                    self._check_devices(ex)
                     self._log_placement(ex)
                     self._plans[key] = ex
         return ex
@@ -76,6 +79,24 @@ class LocalRuntime:
         if step.partition_graphs is not None:
             step.partition_graphs.append(partition_graph_def(ex.ops, self.device.name))
         return ex.run(feed_values, step)
+
+    def _check_devices(self, ex: Executor) -> None:
+        # TF's DirectSession refuses an op pinned to a device it does not have (a ps task,
+        # a GPU) unless soft placement is on. The common cause is a cluster graph run in
+        # tf.Session() without the server's target: silently running it here would train
+        # a private copy of the model on every worker.
+        if self.config is not None and self.config.allow_soft_placement:
+            return
+        for op in ex.ops:
+            if op.device and not DeviceSpec.from_string(op.device).matches(self.device.name):
+                raise errors.InvalidArgumentError(
+                    None, op,
+                    f"Cannot assign a device for operation {op.name}: Operation was explicitly "
+                    f"assigned to {op.device} but available devices are [ {self.device.name} ]. "
+                    "Make sure the device specification refers to a valid device. This session "
+                    "runs in-process (tf.Session() with no target): to run on a cluster, pass "
+                    "the server's target, tf.Session(server.target); to run here anyway, set "
+                    "ConfigProto(allow_soft_placement=True) or import with clear_devices=True.")
 
     def _log_placement(self, ex: Executor) -> None:
         if not (self.config is not None and self.config.log_device_placement):

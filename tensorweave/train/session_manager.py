@@ -6,7 +6,9 @@ other workers call `wait_for_session` (wait until the chief made the model ready
 an empty list.
 
 Beyond TF 1.x, which slept `recovery_wait_secs` (30 s) between readiness checks, a
-waiting worker polls every 50-250 ms, so it starts well within a second of the chief,
+waiting worker polls every 50-250 ms, so it starts about a second after the chief
+made the model ready (a 1 s settle lets the chief do what TF1 programs do right after
+creating their session, before others start; TF's 30 s poll ordered that by accident),
 and a worker that gives up raises `DeadlineExceededError` naming what is still not
 initialized. While the cluster itself cannot be reached (a ps is down), the
 worker gives up after the session deadline (`session_deadline.session_deadline_secs`:
@@ -49,6 +51,11 @@ _TRANSIENT_ERRORS = (errors.UnavailableError, errors.AbortedError)
 _FAST_POLL_START_SECS = 0.05
 _FAST_POLL_MAX_SECS = 0.25
 _LOG_EVERY_SECS = 10.0
+# A worker that had to wait for the chief starts this long after the model became ready
+# (or after recovery_wait_secs, if shorter). TF 1.x's 30 s poll let the chief finish what
+# TF1 programs do right after creating their session (assign their initial values to the
+# ps, a warm start) before any other worker began; programs rely on that order.
+_SETTLE_SECS = 1.0
 
 
 def _op_name(op: Any) -> str:
@@ -269,7 +276,8 @@ class SessionManager:
                          max_wait_secs: float | None = float("Inf")) -> Session:
         """A session on `master` once the model is ready (initialized by the chief).
 
-        Polls readiness every 50-250 ms. A cluster that cannot be reached counts as
+        Polls readiness every 50-250 ms; once the model is ready, a worker that had to
+        wait starts after a 1 s settle (at most `recovery_wait_secs`). A cluster that cannot be reached counts as
         "not ready" for up to the session deadline (about a minute, or
         `config.operation_timeout_in_ms`), so a restarting task is ridden out.
 
@@ -290,12 +298,17 @@ class SessionManager:
         sess: Session | None = None
         msg: str | None = "no readiness check has completed yet"
         next_log = time.monotonic() + _LOG_EVERY_SECS
+        waited = False
         while True:
             if sess is None:
                 sess = Session(master, graph=self._graph, config=config)
             try:
                 if self._check_worker_ready(sess):
+                    if waited:
+                        time.sleep(max(0.0, min(_SETTLE_SECS, self._recovery_wait_secs,
+                                                deadline - time.monotonic())))
                     return sess
+                waited = True
                 unreachable.restart()  # the cluster answered: the chief is not done yet
                 msg = self._not_ready_msg
             except _TRANSIENT_ERRORS as e:
@@ -303,6 +316,7 @@ class SessionManager:
                 msg = f"{type(e).__name__}: {e}"
                 self._safe_close(sess)
                 sess = None
+                waited = True
                 unreachable.attempts += 1
                 if unreachable.elapsed() >= unreachable.deadline_secs:
                     raise unreachable.give_up(e) from e
