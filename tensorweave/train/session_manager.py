@@ -277,9 +277,9 @@ class SessionManager:
         """A session on `master` once the model is ready (initialized by the chief).
 
         Polls readiness every 50-250 ms; once the model is ready, a worker that had to
-        wait starts after a 1 s settle (at most `recovery_wait_secs`). A cluster that cannot be reached counts as
-        "not ready" for up to the session deadline (about a minute, or
-        `config.operation_timeout_in_ms`), so a restarting task is ridden out.
+        wait starts after a 1 s settle (at most `recovery_wait_secs`). A cluster that
+        cannot be reached counts as "not ready" for up to the session deadline (about a
+        minute, or `config.operation_timeout_in_ms`), so a restarting task is ridden out.
 
         Raises:
             tf.errors.DeadlineExceededError: after `max_wait_secs`, naming what is
