@@ -8,7 +8,7 @@ import pytest
 
 from tensorweave.distributed import cluster as cluster_module
 from tensorweave.distributed import tf_config as tf_config_module
-from tensorweave.distributed.cluster import ClusterSpec, parse_host_port
+from tensorweave.distributed.cluster import ClusterSpec
 from tensorweave.distributed.protocol.cluster_pb2 import ClusterDef, JobDef, ServerDef
 from tensorweave.distributed.tf_config import TFConfig, load_tf_config, parse_tf_config
 from tensorweave.framework.device import DeviceSpec
@@ -248,39 +248,6 @@ def test_validate_device_names_the_missing_job():
 def test_validate_device_rejects_malformed_strings():
     with pytest.raises(ValueError, match="Invalid device specification"):
         ClusterSpec(SPEC).validate_device("/job:ps/task:x")
-
-
-@pytest.mark.parametrize("address, expected", [
-    ("localhost:2222", ("localhost", 2222)),
-    ("ps0.example.com:0", ("ps0.example.com", 0)),
-    ("10.0.0.1:65535", ("10.0.0.1", 65535)),
-    ("[::1]:2222", ("::1", 2222)),
-    ("grpc://w0:2223", ("w0", 2223)),
-])
-def test_parse_host_port(address, expected):
-    assert parse_host_port(address) == expected
-
-
-@pytest.mark.parametrize("address, message", [
-    ("localhost", "has no port"),
-    ("localhost:", "has no port"),
-    ("[::1]", "has no port"),
-    (":2222", "has no host"),
-    ("host:http", "port 'http', which is not a number"),
-    ("host:-1", "port '-1', which is not a number"),
-    ("host:70000", "port '70000', which is not a number"),
-    ("::1:2222", "put the host in brackets"),
-    ("[::1:2222", "malformed IPv6"),
-])
-def test_parse_host_port_errors(address, message):
-    with pytest.raises(ValueError, match=message) as info:
-        parse_host_port(address)
-    assert repr(address) in str(info.value)
-
-
-def test_parse_host_port_type_error():
-    with pytest.raises(TypeError, match="int"):
-        parse_host_port(2222)
 
 
 # ----- TF_CONFIG ---------------------------------------------------------------------

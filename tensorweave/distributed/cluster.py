@@ -2,8 +2,8 @@
 
 A ClusterSpec is pure data: job name -> {task index: "host:port"}. It never
 opens a connection. Besides TensorFlow 1.x's public API it offers the few
-helpers the runtime needs (`task_device`, `all_tasks`, `validate_device`) and
-`parse_host_port` for splitting an address.
+helpers the runtime needs (`task_device`, `all_tasks`, `validate_device`).
+Addresses are split by `tensorweave.base.address.parse_host_port`.
 
 Example:
     >>> cluster = ClusterSpec({"ps": ["ps0:2222"], "worker": {1: "w1:2222"}})
@@ -20,7 +20,7 @@ from typing import Any, Union
 from tensorweave.distributed.protocol.cluster_pb2 import ClusterDef
 from tensorweave.framework.device import DeviceSpec
 
-__all__ = ["ClusterSpec", "ClusterLike", "parse_host_port"]
+__all__ = ["ClusterSpec", "ClusterLike"]
 
 ClusterLike = Union["ClusterSpec", Mapping, ClusterDef]
 
@@ -296,50 +296,3 @@ class ClusterSpec:
         except (KeyError, TypeError):
             raise ValueError(f"No such job in cluster: {job_name!r}. The cluster has jobs "
                              f"{self.jobs}.") from None
-
-
-def parse_host_port(address: str) -> tuple[str, int]:
-    """Splits "host:port" (or "[ipv6]:port", optionally "grpc://"-prefixed).
-
-    Args:
-        address: A task address as found in a ClusterSpec.
-
-    Returns:
-        (host, port) with port an int in [0, 65535]; IPv6 hosts lose their brackets.
-
-    Raises:
-        ValueError: If the port is missing or is not a number in range.
-
-    Example:
-        >>> parse_host_port("ps0.example.com:2222")
-        ('ps0.example.com', 2222)
-        >>> parse_host_port("[::1]:2222")
-        ('::1', 2222)
-    """
-    if not isinstance(address, str):
-        raise TypeError(f"An address must be a string 'host:port', got "
-                        f"{type(address).__name__}: {address!r}.")
-    rest = address.split("://", 1)[1] if "://" in address else address
-    if rest.startswith("["):
-        host, sep, tail = rest[1:].partition("]")
-        if not sep or (tail and not tail.startswith(":")):
-            raise ValueError(f"Address {address!r} has a malformed IPv6 host; write it as "
-                             "'[::1]:2222'.")
-        port = tail[1:]
-    else:
-        host, sep, port = rest.rpartition(":")
-        if not sep:
-            host, port = rest, ""
-        elif ":" in host:
-            raise ValueError(f"Address {address!r} looks like a bare IPv6 address; put the "
-                             "host in brackets: '[::1]:2222'.")
-    if not port:
-        raise ValueError(f"Address {address!r} has no port; write it as 'host:port', e.g. "
-                         "'localhost:2222'.")
-    if not host:
-        raise ValueError(f"Address {address!r} has no host; write it as 'host:port', e.g. "
-                         "'localhost:2222'.")
-    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
-        raise ValueError(f"Address {address!r} has port {port!r}, which is not a number in "
-                         "[0, 65535]; write it as 'host:port', e.g. 'localhost:2222'.")
-    return host, int(port)

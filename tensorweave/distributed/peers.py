@@ -22,6 +22,7 @@ import os
 import threading
 from typing import Any, Sequence
 
+from tensorweave.base.address import address_key
 from tensorweave.distributed.transport.base import Done, Peer, Tensors, Transport
 from tensorweave.framework import errors
 from tensorweave.runtime.threads import DaemonPool
@@ -29,7 +30,6 @@ from tensorweave.runtime.threads import DaemonPool
 # name -> "module:attribute"; imported on first use, so grpc loads only when needed.
 _TRANSPORTS = {"unix": "tensorweave.distributed.transport.unix:UNIX",
                "grpc": "tensorweave.distributed.transport.grpc_peer:GRPC"}
-_LOOPBACK = {"localhost", "127.0.0.1", "::1", "ip6-localhost"}
 _local: dict[tuple[str, int], Any] = {}
 _local_lock = threading.Lock()
 _pool = DaemonPool(256, "tw-inproc")
@@ -49,14 +49,6 @@ def transports() -> list[str]:
 def transport(name: str) -> Transport:
     module, _, attr = _TRANSPORTS[name].partition(":")
     return getattr(importlib.import_module(module), attr)
-
-
-def address_key(address: str) -> tuple[str, int]:
-    host, _, port = address.rpartition(":")
-    host = host.strip("[]")
-    if not port.isdigit():
-        raise ValueError(f"Address {address!r} has no port; write it as 'host:port'.")
-    return ("localhost" if host in _LOOPBACK else host, int(port))
 
 
 def register_local(address: str, server: Any) -> None:

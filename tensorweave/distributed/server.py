@@ -13,8 +13,9 @@ import os
 import threading
 from typing import Any
 
+from tensorweave.base.address import parse_host_port, same_host
 from tensorweave.distributed import peers
-from tensorweave.distributed.cluster import ClusterSpec, parse_host_port
+from tensorweave.distributed.cluster import ClusterSpec
 from tensorweave.distributed.job import JobEndWatch, at_normal_exit, notify_job_done
 from tensorweave.distributed.master import MasterService
 from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
@@ -205,7 +206,6 @@ class Server:
         from tensorweave.distributed.blas_threads import (limit_for_shared_machine,
                                                           ps_update_threads,
                                                           tasks_sharing_blas)
-        from tensorweave.distributed.transport.unix import same_host
         local = [j for j in self._cluster.jobs for a in self._cluster.job_tasks(j)
                  if a and same_host(a)]
         configured = self._server_def.default_session_config.intra_op_parallelism_threads

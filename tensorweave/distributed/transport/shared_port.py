@@ -36,6 +36,7 @@ import threading
 import time
 from typing import Any
 
+from tensorweave.base.address import parse_host_port
 from tensorweave.distributed.transport import bulk, grpc_auth, limits, sidechannel
 from tensorweave.distributed.transport.credentials import NONE, Credentials
 
@@ -71,8 +72,7 @@ class SharedPort:
     def __init__(self, bind_address: str, grpc_socket: str, offers: bulk.BulkOffers,
                  credentials: Credentials = NONE, task: str = "",
                  refusal_socket: str = "") -> None:
-        host, _, port = bind_address.rpartition(":")
-        host = host.strip("[]")
+        host, port = parse_host_port(bind_address)
         self._grpc_socket = "\0" + grpc_socket
         self._creds, self._task = credentials, task or bind_address
         self._refusal_socket = "\0" + refusal_socket
@@ -81,7 +81,7 @@ class SharedPort:
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
         try:
-            self._listener = _listen(host, int(port))
+            self._listener = _listen(host, port)
         except OSError as e:
             raise ValueError(f"Cannot listen on {bind_address}: the port is in use or the "
                              f"host is not an address of this machine ({e.strerror or e}).") \

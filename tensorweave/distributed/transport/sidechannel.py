@@ -27,6 +27,7 @@ import threading
 import time
 from typing import Any
 
+from tensorweave.base.address import parse_host_port
 from tensorweave.distributed.transport import bulk, limits, shm
 from tensorweave.distributed.transport.credentials import (
     TLS_HINT, TOKEN_HINT, Credentials, refused)
@@ -158,7 +159,7 @@ def unix_client_handshake(sock: socket.socket, creds: Credentials, address: str,
 def _client_tls(sock: socket.socket, creds: Credentials, address: str, who: str
                 ) -> socket.socket:
     """Mutual TLS on a same-host link, then unwrapped (the bytes stay in the kernel)."""
-    host = address.rpartition(":")[0].strip("[]")
+    host = parse_host_port(address)[0]
     try:
         tls = creds.client_context().wrap_socket(sock, server_hostname=creds.server_name or host)
         tls.settimeout(HANDSHAKE_TIMEOUT_S)

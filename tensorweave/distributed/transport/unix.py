@@ -39,6 +39,7 @@ import sys
 import threading
 from typing import Any, Callable, Sequence
 
+from tensorweave.base.address import address_key, same_host
 from tensorweave.distributed.protocol.methods import SERVICES
 from tensorweave.distributed.transport import credentials as creds_mod
 from tensorweave.distributed.transport import limits, shm, sidechannel
@@ -56,27 +57,13 @@ _SERVICE_IDS = {name: i for i, name in enumerate(_SERVICE_NAMES)}
 _METHOD_IDS = {name: {m.py_name: i for i, m in enumerate(ms)} for name, ms in SERVICES.items()}
 # Calls that never block on other messages of the same connection run on its reader.
 _INLINE = {"get_status", "push_tensors", "abort_step", "deregister_graph"}
-_LOOPBACK = {"localhost", "127.0.0.1", "::1", "ip6-localhost"}
-__all__ = ["STATS", "UNIX", "UnixListener", "UnixPeer", "UnixTransport", "same_host",
-           "socket_name"]
+__all__ = ["STATS", "UNIX", "UnixListener", "UnixPeer", "UnixTransport", "socket_name"]
 
 
 def socket_name(address: str) -> str:
     """The abstract socket name of the task listening at "host:port"."""
-    host, _, port = address.rpartition(":")
-    host = host.strip("[]")
-    return f"\0tensorweave:{'localhost' if host in _LOOPBACK else host}:{port}"
-
-
-def same_host(address: str) -> bool:
-    """Whether "host:port" names this machine (loopback or its own host name)."""
-    host = address.rpartition(":")[0].strip("[]")
-    return host in _LOOPBACK or host.startswith("127.") or host in _own_names()
-
-
-def _own_names() -> set[str]:
-    name = socket.gethostname()
-    return {name, name.split(".")[0], socket.getfqdn()}
+    host, port = address_key(address)
+    return f"\0tensorweave:{host}:{port}"
 
 
 class UnixListener:
