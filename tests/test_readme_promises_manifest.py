@@ -1,5 +1,5 @@
-"""Issue 15, "the README's Kubernetes example works as written": render the manifest of
-the README (`tensorweave manifest ... -- python /app/trainer.py`), then run every task's
+"""Issue 15, "the README's Kubernetes example works as written" (now docs/kubernetes.md):
+render its manifest (`tensorweave manifest ... -- python /app/trainer.py`), then run every task's
 command line with the TF_CONFIG that task gets, and the job trains and every task exits 0.
 
 What is substituted to run it on one machine, and why (nothing else is):
