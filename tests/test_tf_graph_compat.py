@@ -1,7 +1,7 @@
 """GraphDefs in TensorFlow's terms (framework/tf_graph_compat.py).
 
 Without TensorFlow in the tests, the check is against TF's op interfaces
-(tf_op_signatures.py, generated from TF's registry): every node of an exported
+(tf_op_signatures.json, generated from TF's registry): every node of an exported
 graph carries each attr TF requires, no attr TF does not know, type attrs that
 match the tensors' dtypes. bench/savedmodel_compat.py has real TF load them.
 """
@@ -155,7 +155,8 @@ def test_every_op_with_a_tensorflow_name_has_its_signature():
     from tensorweave.framework.op_def import registered_ops
     from tensorweave.framework.tf_op_signatures import TF_OP_NAMES
     missing = sorted(n for n in registered_ops() if n in TF_OP_NAMES and n not in SIGNATURES)
-    assert not missing, f"regenerate tensorweave/framework/tf_op_signatures.py: {missing}"
+    assert not missing, ("regenerate tensorweave/framework/tf_op_signatures.json "
+                         f"(tools/gen_tf_op_signatures.py): {missing}")
 
 
 def test_fused_ops_lowered_and_function_bodies_fixed():

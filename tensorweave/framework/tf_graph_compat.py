@@ -14,7 +14,7 @@ left out together with every node that depends on them, when the caller allows
 it; an error names each such op type and its nodes when a kept node needs one.
 
 The reverse, TF-written GraphDefs for our importer, is
-`tf_graph_import_compat.from_tensorflow`. Signatures come from `tf_op_signatures.py`
+`tf_graph_import_compat.from_tensorflow`. Signatures come from `tf_op_signatures.json`
 (generated from TF's op registry).
 
 Example:

@@ -2,7 +2,7 @@
 
 One row per TF module path (relative to `tensorflow.python`): the tensorweave
 modules searched, in order, for each public name TF's module has there (the
-names themselves, read from TF 1.15's sources, are in `tf_names.py`). A name
+names themselves, read from TF 1.15's sources, are in `tf_names.json`). A name
 is looked up by the same spelling unless `RENAMES` gives ours.
 
 Public namespaces (`tensorweave.train`, `tensorweave.nn`) come first: TF's
