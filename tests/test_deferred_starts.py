@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.distributed import master_step
 from tensorweave.distributed.transport import framing
 from tensorweave.runtime.partition import partition
 from tensorweave.runtime.plan import prune
@@ -22,16 +23,29 @@ from tensorweave.runtime.plan import prune
 pytestmark = [pytest.mark.usefixtures("fresh_graph"), pytest.mark.cluster_shape(ps=1, workers=1)]
 
 
-def _deferred(monkeypatch, server):
-    """The tasks whose parts `server`'s master leaves to its own part, step by step."""
-    calls = []
-    real = server.worker.defer_starts
+class _Deferrals(list):
+    """The tasks whose parts a master leaves to its own part, one list per step that
+    defers any; `.outboxes` keeps every step's DeferredStarts (the master's record)."""
 
-    def defer_starts(step_id, starts):
-        calls.append(sorted(starts))
-        return real(step_id, starts)
-    monkeypatch.setattr(server.worker, "defer_starts", defer_starts)
-    return calls
+    def __init__(self):
+        super().__init__()
+        self.outboxes = []
+
+    def left_behind(self):
+        return [o.pending() for o in self.outboxes if o.pending()]
+
+
+def _deferred(monkeypatch):
+    record = _Deferrals()
+    real = master_step.DeferredStarts.__init__
+
+    def init(self, worker, starts):
+        if starts:
+            record.append(sorted(starts))
+        record.outboxes.append(self)
+        real(self, worker, starts)
+    monkeypatch.setattr(master_step.DeferredStarts, "__init__", init)
+    return record
 
 
 def _events(monkeypatch, server):
@@ -66,7 +80,7 @@ def test_a_part_waiting_for_this_task_starts_after_its_tensors(inprocess_cluster
     with tf.Session(servers[("worker", 0)].target) as sess:
         sess.run(tf.global_variables_initializer())
         events = _events(monkeypatch, servers[("ps", 0)])
-        deferred = _deferred(monkeypatch, servers[("worker", 0)])
+        deferred = _deferred(monkeypatch)
         got = sess.run(back, {x: np.arange(3, dtype=np.float32)})
     np.testing.assert_allclose(got, [30.0, 36.0, 42.0])
     assert deferred == [["/job:ps/replica:0/task:0"]]
@@ -86,7 +100,7 @@ def test_a_part_with_work_of_its_own_starts_at_once(inprocess_cluster, monkeypat
         gathered = tf.add(ids, own, name="gathered")
     with tf.Session(servers[("worker", 0)].target) as sess:
         sess.run(tf.global_variables_initializer())
-        deferred = _deferred(monkeypatch, servers[("worker", 0)])
+        deferred = _deferred(monkeypatch)
         got = sess.run(gathered, {x: 1.0})
     np.testing.assert_allclose(got, 2.0 + np.exp(np.arange(6)).sum(), rtol=1e-6)
     assert deferred == []
@@ -104,7 +118,7 @@ def test_a_part_this_task_first_waits_for_starts_at_once(inprocess_cluster, monk
         update = tf.assign_add(w, tf.tile(grad, [2, 1]))
     with tf.Session(servers[("worker", 0)].target) as sess:
         sess.run(tf.global_variables_initializer())
-        deferred = _deferred(monkeypatch, servers[("worker", 0)])
+        deferred = _deferred(monkeypatch)
         got = sess.run(update, {x: [[1.0, 2.0]]})
     np.testing.assert_allclose(got, [[3.0, 4.0], [2.0, 5.0]])
     assert deferred == []
@@ -148,11 +162,13 @@ def test_a_step_failing_before_it_needs_the_part_never_runs_it(inprocess_cluster
     config = tf.ConfigProto(operation_timeout_in_ms=20000)
     with tf.Session(servers[("worker", 0)].target, config=config) as sess:
         events = _events(monkeypatch, servers[("ps", 0)])
+        deferred = _deferred(monkeypatch)
         with pytest.raises(tf.errors.InvalidArgumentError, match="bad input") as info:
             sess.run(back, {x: [1.0, -1.0]})
         assert "checked" in str(info.value)
         assert events == []                       # the ps part never started
-        assert servers[("worker", 0)].worker._starts == {}
+        assert deferred == [["/job:ps/replica:0/task:0"]]
+        assert deferred.left_behind() == []       # ... and the master holds nothing of it
         np.testing.assert_allclose(sess.run(back, {x: [1.0, 2.0]}), [9.0, 15.0])
     assert [kind for kind, _ in events] == ["deliver", "run_graph"], events
 
@@ -232,9 +248,10 @@ def test_send_many_writes_frames_in_order_in_one_write():
     assert got[1][:5] == (framing.REQUEST, 1, 3, 42, b"request") and got[1][5] == []
 
 
-def test_many_steps_from_two_threads_each_get_their_own_part(inprocess_cluster):
+def test_many_steps_from_two_threads_each_get_their_own_part(inprocess_cluster, monkeypatch):
     """Deferred starts are per step: concurrent steps of one session never mix."""
     _, servers = inprocess_cluster
+    deferred = _deferred(monkeypatch)
     with tf.device("/job:worker/task:0"):
         x = tf.placeholder(tf.float32, [])
         ids = tf.multiply(x, 2.0)
@@ -254,4 +271,4 @@ def test_many_steps_from_two_threads_each_get_their_own_part(inprocess_cluster):
             t.join(60)
     for k in (0, 1):
         assert results[k] == [3.0 * (2.0 * (i + 100 * k) + 1.0) for i in range(30)]
-    assert servers[("worker", 0)].worker._starts == {}
+    assert len(deferred) == 60 and deferred.left_behind() == []

@@ -8,10 +8,8 @@ reaches the client.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
-import queue
 import random
 import sys
 import threading
@@ -20,7 +18,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tensorweave.distributed.master_step import Part, run_parts
 from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
 from tensorweave.framework.device import (
     DeviceSpec, device_matches_filters, parse_filters, task_name)
@@ -33,17 +33,6 @@ from tensorweave.runtime.plan import prune
 log = logging.getLogger("tensorweave.master")
 Tensors = Sequence[np.ndarray]
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
-
-
-class _Part:
-    __slots__ = ("task", "worker", "handle", "feeds", "fetches", "deferred")
-
-    def __init__(self, task: str, worker: Any, handle: str, feeds: list[str],
-                 fetches: list[str], deferred: bool = False) -> None:
-        self.task, self.worker, self.handle = task, worker, handle
-        self.feeds, self.fetches = feeds, fetches
-        # Started by this task's own part, with its first tensors for it (_run_parts).
-        self.deferred = deferred
 
 
 class MasterSession:
@@ -59,18 +48,18 @@ class MasterSession:
         # use, always with this master's own task; create_session_from_graph has
         # checked that they parse.
         self.filters = master.session_filters(config.device_filters)
-        self._plans: dict[tuple, list[_Part]] = {}
+        self._plans: dict[tuple, list[Part]] = {}
         self._lock = threading.Lock()
         self._registered: set[str] = set()
         self._incarnations: dict[str, int] = {}  # task -> incarnation at first registration
-        self._running: dict[int, list[_Part]] = {}  # step id -> parts, for close()
+        self._running: dict[int, list[Part]] = {}  # step id -> parts, for close()
         self._running_lock = threading.Lock()  # not _lock: planning may wait for tasks
         self._closed = False
         self._metadata_lock = threading.Lock()  # partitions report stats concurrently
 
     # ---- planning ----------------------------------------------------------------
     def plan(self, feeds: list[str], fetches: list[str], targets: list[str],
-             timeout_s: float | None) -> list[_Part]:
+             timeout_s: float | None) -> list[Part]:
         key = (tuple(feeds), tuple(fetches), tuple(targets))
         with self._lock:
             parts = self._plans.get(key)
@@ -79,7 +68,7 @@ class MasterSession:
             return parts
 
     def _build(self, feeds: list[str], fetches: list[str], targets: list[str],
-               timeout_s: float | None) -> list[_Part]:
+               timeout_s: float | None) -> list[Part]:
         g = self.graph
         feed_t = [g.as_graph_element(n, allow_operation=False) for n in feeds]
         fetch_t = [g.as_graph_element(n, allow_operation=False) for n in fetches]
@@ -124,7 +113,7 @@ class MasterSession:
         """The devices of the cluster this session's device_filters allow."""
         return [d for d in self.master.all_devices() if device_matches_filters(d, self.filters)]
 
-    def _register(self, p: Partition, deferred: bool = False) -> _Part:
+    def _register(self, p: Partition, deferred: bool = False) -> Part:
         from tensorweave.framework.graph_io import graph_to_graph_def
         worker = self.master.worker(p.task)
         self._check_incarnation(p.task, worker)
@@ -134,7 +123,7 @@ class MasterSession:
             feed=[t.name for t in p.feeds.values()], fetch=[t.name for t in p.fetches.values()])
         resp, _ = worker.call("register_graph", req)
         self._registered.add(p.task)
-        return _Part(p.task, worker, resp.graph_handle, list(p.feeds), list(p.fetches),
+        return Part(p.task, worker, resp.graph_handle, list(p.feeds), list(p.fetches),
                      deferred)
 
     def _check_incarnation(self, task: str, worker: Any) -> None:
@@ -162,102 +151,16 @@ class MasterSession:
         with self._running_lock:
             self._running[step_id] = parts
         try:
-            values = self._run_parts(parts, feed_values, step_id, timeout_ms, req.options,
-                                     resp.metadata)
+            values = run_parts(parts, feed_values, step_id, timeout_ms, self.master.task,
+                               self.master.local_worker, self._abort, req.options,
+                               resp.metadata, self._metadata_lock)
         finally:
             with self._running_lock:
                 self._running.pop(step_id, None)
         out = [feed_values[n] if n in feed_values else values[n] for n in req.fetch]
         return resp, out
 
-    def _run_parts(self, parts: list[_Part], feed_values: dict[str, Any], step_id: int,
-                   timeout_ms: int, options: Any = None, metadata: Any = None
-                   ) -> dict[str, Any]:
-        """Issues every part's RunGraph at once; one part (this task's, when it has one)
-        runs in this thread. The first failure aborts the step everywhere at once,
-        so parts blocked on its tensors wake up."""
-        timeout_ms = max(timeout_ms, 0)
-        trace = options is not None and options.trace_level > 0  # above NO_TRACE
-        graphs = options is not None and options.output_partition_graphs
-        results: queue.SimpleQueue = queue.SimpleQueue()
-        aborted = threading.Event()
-
-        def request(p: _Part) -> pb.RunGraphRequest:
-            return pb.RunGraphRequest(graph_handle=p.handle, step_id=step_id,
-                                      timeout_ms=timeout_ms, record_timeline=trace,
-                                      record_partition_graph=graphs)
-
-        def finished(p: _Part, resp: Any, outs: Any, err: BaseException | None) -> None:
-            if err is None and metadata is not None:  # each task's node stats go back
-                with self._metadata_lock:
-                    metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
-                    metadata.partition_graphs.extend(resp.partition_graph)
-            if err is not None:
-                err = _with_task(err, p.task)
-                if not aborted.is_set():
-                    aborted.set()
-                    threading.Thread(target=self._abort, args=(parts, step_id, err),
-                                     daemon=True).start()
-            results.put((p, outs, err))
-
-        def start(p: _Part, items: list[tuple[str, Any]]) -> None:
-            """Issues `p`'s RunGraph (after `items`, Sends of this task's part for it)."""
-            args = ("run_graph", request(p), [feed_values[n] for n in p.feeds],
-                    lambda resp, outs, err: finished(p, resp, outs, err))
-            try:
-                if not items:
-                    p.worker.call_async(*args)
-                elif hasattr(p.worker, "push_and_call_async"):
-                    p.worker.push_and_call_async(step_id, items, *args)
-                else:
-                    p.worker.push(step_id, items)
-                    p.worker.call_async(*args)
-            except BaseException as e:
-                finished(p, None, [], e)  # one result per part, whatever happens
-                raise
-        inline = next((p for p in parts if p.task == self.master.task), parts[0])
-        remote = [p for p in parts if p is not inline]
-        # Parts with nothing to do before this task's tensors arrive start with them:
-        # one message, and a wake-up fewer on each side (worker.py's defer_starts).
-        local = getattr(inline.worker, "service", None)
-        deferred = {p.task: functools.partial(start, p) for p in remote if p.deferred} \
-            if hasattr(local, "defer_starts") else {}
-        if deferred:
-            local.defer_starts(step_id, deferred)  # type: ignore[union-attr]
-        for p in remote:
-            if p.task not in deferred:
-                start(p, [])
-        failed = False
-        try:
-            resp, outs = inline.worker.call("run_graph", request(inline),
-                                            [feed_values[n] for n in inline.feeds])
-        except BaseException as e:  # noqa: BLE001 - reported with the others below
-            failed = True
-            finished(inline, None, [], e)
-        else:
-            finished(inline, resp, outs, None)
-        for p in remote:  # deferred parts the local part never started
-            if deferred.pop(p.task, None) is None:
-                continue
-            if failed:  # the step failed here before they were needed: not run
-                finished(p, None, [], errors.CancelledError(
-                    None, None, f"Step not started on {p.task}: it failed on "
-                    f"{inline.task} first"))
-            else:  # the local part ended without a flush
-                start(p, [])
-        values: dict[str, Any] = {}
-        first_error = None
-        for _ in parts:
-            p, outs, err = results.get()
-            if err is None:
-                values.update(zip(p.fetches, outs))
-            elif first_error is None:
-                first_error = err
-        if first_error is not None:
-            raise first_error
-        return values
-
-    def _abort(self, parts: list[_Part], step_id: int, error: BaseException) -> None:
+    def _abort(self, parts: list[Part], step_id: int, error: BaseException) -> None:
         code = error.error_code if isinstance(error, errors.OpError) else errors.ABORTED
         message = getattr(error, "message", "") if isinstance(error, errors.CancelledError) else \
             f"Step aborted because another task failed: {error}"
@@ -288,22 +191,18 @@ class MasterSession:
                 log.debug("closing session %s on %s failed", self.handle, task)
 
 
-def _with_task(e: BaseException, task: str) -> BaseException:
-    if isinstance(e, errors.OpError) and task not in e.message:
-        err = type(e)(None, e.op, f"{e.message}\n\t (on task {task})")
-        err.__cause__ = e.__cause__
-        return err
-    return e
-
-
 class MasterService:
-    """A task's master. `worker(task)` returns a client for any task's worker."""
+    """A task's master. `worker(task)` returns the Peer of any task's worker;
+    `local_worker` is this task's WorkerService itself, which runs the step's local
+    part in the master's thread (None: a master without a worker of its own)."""
 
     def __init__(self, tasks: dict[str, list[int]], job: str, task_index: int,
-                 worker: Callable[[str], Any], default_config: ConfigProto | None = None) -> None:
+                 worker: Callable[[str], Peer], default_config: ConfigProto | None = None,
+                 local_worker: Any = None) -> None:
         self.tasks = tasks
         self.job, self.task_index = job, task_index
         self.worker = worker
+        self.local_worker = local_worker
         self.task = task_name(job, task_index)
         self.default_config = default_config or ConfigProto()
         self._sessions: dict[str, MasterSession] = {}

@@ -90,7 +90,7 @@ def connect(address: str, task: str, service: str, credentials: Any = None,
                                   f"{address} (task {task}); unset TENSORWEAVE_TRANSPORT.")
 
 
-class InProcessPeer:
+class InProcessPeer(Peer):
     """A service object of this process, called directly; `timeout` is ignored."""
 
     shares_memory = True  # pushed arrays arrive as the same objects (not copied)
@@ -100,7 +100,7 @@ class InProcessPeer:
         self._service = service
 
     @property
-    def service(self) -> Any:
+    def local_service(self) -> Any:
         """The service object itself (in-process callers may share objects with it)."""
         return self._service
 

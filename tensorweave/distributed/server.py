@@ -136,7 +136,7 @@ class Server:
         self.worker = WorkerService(self.task, peer=self.peer, file_policy=self.file_policy)
         tasks = {j: self._cluster.task_indices(j) for j in self._cluster.jobs}
         self.master = MasterService(tasks, job, index, self.peer,
-                                    self._server_def.default_session_config)
+                                    self._server_def.default_session_config, self.worker)
         self._job_end = JobEndWatch(self.task, self.worker, self.peer, exit_when_done,
                                     done_grace_secs)
         self._listeners: list[Any] = []

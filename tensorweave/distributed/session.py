@@ -40,8 +40,9 @@ class GrpcSessionRuntime:
         self._master = peers.connect(
             self.address, self.address, MASTER_SERVICE,
             in_process=not config.rpc_options.use_rpc_for_inprocess_master)
-        if isinstance(self._master, peers.InProcessPeer):
-            self.handle = self._master.service.create_session_from_graph(graph, config)
+        local = self._master.local_service
+        if local is not None:
+            self.handle = local.create_session_from_graph(graph, config)
             self._sent = None  # the master shares our Graph object
         else:
             self._sent = 0

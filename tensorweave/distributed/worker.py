@@ -11,12 +11,13 @@ import itertools
 import logging
 import random
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
 import tensorweave.runtime.sendrecv_ops  # noqa: F401 - registers _Send/_Recv for partitions
 from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
 from tensorweave.framework.graph import Graph
 from tensorweave.runtime.executor import Executor, FunctionLibrary
@@ -28,6 +29,16 @@ from tensorweave.runtime.step_stats import StepStatsCollector
 
 log = logging.getLogger("tensorweave.worker")
 Tensors = Sequence[np.ndarray]
+
+
+class Outbox(Protocol):
+    """Where one part's pushes to other tasks go, when its step's owner says so."""
+
+    def push(self, task: str, step_id: int, items: list[tuple[str, Any]]) -> None: ...
+
+    def push_live(self, task: str, step_id: int, items: list[tuple[str, Any]]) -> None: ...
+
+    def flushed(self) -> None: ...
 
 
 class _Registered:
@@ -48,7 +59,7 @@ class WorkerService:
             (`framework/file_access.py`); None: unconfined unless TENSORWEAVE_ALLOW_DIRS.
     """
 
-    def __init__(self, task: str, peer: Callable[[str], Any] | None = None,
+    def __init__(self, task: str, peer: Callable[[str], Peer] | None = None,
                  file_policy: Any = None) -> None:
         self.task = task
         keep_step_memory()  # a task runs the same steps again and again: keep their memory
@@ -64,7 +75,6 @@ class WorkerService:
         self._handles = itertools.count(1)
         self._sessions: set[str] = set()
         self._active_steps: dict[int, StepState] = {}
-        self._starts: dict[int, dict[str, Callable[[list[tuple[str, Any]]], None]]] = {}
         self.job_done_event = threading.Event()
         self.sessions_changed = threading.Condition(self._lock)
 
@@ -112,24 +122,29 @@ class WorkerService:
             self._graphs.pop(req.graph_handle, None)
         return pb.DeregisterGraphResponse(), []
 
-    def run_graph(self, req: pb.RunGraphRequest, tensors: Tensors = ()
-                  ) -> tuple[pb.RunGraphResponse, Tensors]:
-        """Runs one partition for one step; blocks until it finishes or fails."""
+    def run_graph(self, req: pb.RunGraphRequest, tensors: Tensors = (),
+                  outbox: Outbox | None = None) -> tuple[pb.RunGraphResponse, Tensors]:
+        """Runs one partition for one step; blocks until it finishes or fails.
+
+        `outbox` (only from this task's master, which runs the step) takes the part's
+        pushes to other tasks instead of `push_to`/`push_live_to`, and hears each
+        flush: it starts the parts it held back (master_step.DeferredStarts)."""
         with self._lock:
             reg = self._graphs.get(req.graph_handle)
-            starts = self._starts.pop(req.step_id, None)
         if reg is None:
             raise errors.AbortedError(None, None, f"Graph handle {req.graph_handle} is not "
                                       f"registered on {self.task} (the task restarted?). The "
                                       "session must be re-created.")
+        # Sends to other tasks push there at once; remote senders push here.
+        rendezvous = StepRendezvous(self.rendezvous, req.step_id, self.task, self.push_to,
+                                    self.push_live_to) if outbox is None else \
+            StepRendezvous(self.rendezvous, req.step_id, self.task, outbox.push,
+                           outbox.push_live, outbox.flushed)
         step = StepState(req.step_id, timeout_s=req.timeout_ms / 1000 if req.timeout_ms else None,
-                         # Sends to other tasks push there at once; remote senders push here.
-                         rendezvous=StepRendezvous(self.rendezvous, req.step_id, self.task,
-                                                   self._push, self._push_live),
+                         rendezvous=rendezvous,
                          stats=StepStatsCollector() if req.record_timeline else None)
         with self._lock:
             self._active_steps[req.step_id] = step
-            step.rendezvous.starts = starts
         try:
             values = reg.executor.run(list(tensors), step)
             step.flush()  # a part without Recvs holds its Sends until here
@@ -155,31 +170,22 @@ class WorkerService:
             resp.partition_graph.add().CopyFrom(graph_to_graph_def(reg.graph))
         return resp
 
-    def defer_starts(self, step_id: int,
-                     starts: dict[str, Callable[[list[tuple[str, Any]]], None]]) -> None:
-        """Other tasks' parts of step `step_id`, to start when this task's part first
-        sends to them (the start goes with those tensors: one message) or first waits.
+    def push_to(self, task: str, step_id: int, items: list[tuple[str, Any]]) -> None:
+        """Delivers Sends of this task's part to `task`'s rendezvous."""
+        self._peer_of(task).push(step_id, items)
 
-        The master of this task runs the step's local part in its own thread: holding
-        back a remote part's RunGraph until then saves a message each way per task and
-        step (the remote part's first wait, for those tensors, never happens)."""
-        with self._lock:
-            self._starts[step_id] = starts
-
-    def _push(self, task: str, step_id: int, items: list[tuple[str, Any]]) -> None:
-        if self.peer is None:
-            raise errors.InternalError(None, None, f"{self.task} has no route to {task}")
-        self.peer(task).push(step_id, items)
-
-    def _push_live(self, task: str, step_id: int, items: list[tuple[str, Any]]) -> None:
+    def push_live_to(self, task: str, step_id: int, items: list[tuple[str, Any]]) -> None:
         """Pushes live variable buffers: a peer that hands objects over as they are (an
         in-process task) gets copies; the others copy into their socket before returning."""
-        if self.peer is None:
-            raise errors.InternalError(None, None, f"{self.task} has no route to {task}")
-        peer = self.peer(task)
-        if getattr(peer, "shares_memory", False):
+        peer = self._peer_of(task)
+        if peer.shares_memory:
             items = [(k, np.array(v, copy=True)) for k, v in items]
         peer.push(step_id, items)
+
+    def _peer_of(self, task: str) -> Peer:
+        if self.peer is None:
+            raise errors.InternalError(None, None, f"{self.task} has no route to {task}")
+        return self.peer(task)
 
     def deliver(self, step_id: int, items: list[tuple[str, Any]]) -> None:
         """Tensors other tasks' _Sends pushed here, for this task's _Recvs."""

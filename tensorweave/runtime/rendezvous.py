@@ -108,20 +108,24 @@ class StepRendezvous:
         step_id: the step.
         task: this task ("/job:ps/replica:0/task:0"); None: every Send is local.
         push: `push(task, step_id, [(key, value), ...])` delivers to another task.
+        push_live: as `push`, for a variable's live buffer: it must have copied the
+            values (into a socket, or a copy) when it returns.
+        flushed: called after each flush, when this part is about to wait or has
+            ended (whoever runs the step may start other tasks' parts then).
+    The runtime only calls these; it never learns what is behind them.
     """
 
     def __init__(self, local: LocalRendezvous, step_id: int, task: str | None = None,
                  push: Callable[[str, int, list[tuple[str, Any]]], None] | None = None,
-                 push_live: Callable[[str, int, list[tuple[str, Any]]], None] | None = None
-                 ) -> None:
+                 push_live: Callable[[str, int, list[tuple[str, Any]]], None] | None = None,
+                 flushed: Callable[[], None] | None = None) -> None:
         self.local = local
         self.step_id = step_id
         self.task = task
         self.push = push
         self.push_live = push_live
+        self.flushed = flushed
         self._held: dict[str, list[tuple[str, Any]]] = {}
-        # Other tasks' parts of this step that have not started yet (see `defer_starts`).
-        self.starts: dict[str, Callable[[list[tuple[str, Any]]], None]] | None = None
 
     def send(self, key: str, value: Any) -> None:
         dst = recv_task(key)
@@ -138,31 +142,17 @@ class StepRendezvous:
         if self.push_live is None or dst == self.task:
             self.send(key, live.copy())
         else:
-            start = self.starts.pop(dst, None) if self.starts else None
-            if start is not None:  # its RunGraph first: the live buffer goes out now
-                start([])
             self.push_live(dst, self.step_id, [(key, live)])
 
     def flush(self) -> None:
-        """Pushes every held Send, one message per receiving task; a task whose part
-        of the step has not started yet gets its start in the same message."""
-        starts = self.starts
+        """Pushes every held Send, one message per receiving task, then tells
+        `flushed`."""
         if self._held:
             held, self._held = self._held, {}
             for dst, items in held.items():
-                start = starts.pop(dst, None) if starts else None
-                if start is not None:
-                    start(items)
-                else:
-                    self.push(dst, self.step_id, items)  # type: ignore[misc]
-        if starts:
-            self.start_all()
-
-    def start_all(self) -> None:
-        """Starts the other tasks' parts still waiting to (before this part waits)."""
-        starts, self.starts = self.starts, None
-        while starts:  # popped: the dict is the master's record of what has started
-            starts.popitem()[1]([])
+                self.push(dst, self.step_id, items)  # type: ignore[misc]
+        if self.flushed is not None:
+            self.flushed()
 
     def recv_async(self, key: str, send_device: str, callback: Callback) -> None:
         self.local.recv_async(self.step_id, key, callback)

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.protocol.methods import SERVICES
 from tensorweave.distributed.transport import credentials as creds_mod
-from tensorweave.distributed.transport.base import Done, ServiceHost, Tensors
+from tensorweave.distributed.transport.base import Done, Peer, ServiceHost, Tensors
 from tensorweave.distributed.transport.bulk import BulkOffers
 from tensorweave.distributed.transport.credentials import Credentials
 from tensorweave.distributed.transport.grpc_auth import Guard, RefusalServer
@@ -27,7 +27,7 @@ from tensorweave.runtime.threads import DaemonPool
 _pool = DaemonPool(256, "tw-grpc-call")
 
 
-class GrpcPeer:
+class GrpcPeer(Peer):
     """One service of one task over a gRPC channel."""
 
     def __init__(self, address: str, task: str, service: str,

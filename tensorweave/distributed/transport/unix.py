@@ -43,7 +43,7 @@ from tensorweave.base.address import address_key, same_host
 from tensorweave.distributed.protocol.methods import SERVICES
 from tensorweave.distributed.transport import credentials as creds_mod
 from tensorweave.distributed.transport import limits, shm, sidechannel
-from tensorweave.distributed.transport.base import Done, ServiceHost, Tensors
+from tensorweave.distributed.transport.base import Done, Peer, ServiceHost, Tensors
 from tensorweave.distributed.transport.credentials import Credentials
 from tensorweave.distributed.transport.framing import (
     ERROR, PUSH, REPLY, REQUEST, STATS, Conn as _Conn, Runners as _Runners,
@@ -341,7 +341,7 @@ class _Link:
             conn.close()
 
 
-class UnixPeer:
+class UnixPeer(Peer):
     """A service of one same-host task, over that task's `_Link`."""
 
     def __init__(self, link: _Link, service: str) -> None:

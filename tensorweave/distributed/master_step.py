@@ -1,0 +1,184 @@
+"""One step of a master session: every task's part issued at once, the first error
+aborting it everywhere, and the deferred starts of the parts that wait for this task.
+
+The master owns the step, so it owns the deferred starts too: a remote part that has
+nothing to do before this task's part sends to it (`Partition.waits_for`) is held
+back, and `DeferredStarts` (the local part's outbox) issues its RunGraph together
+with the first tensors for it. The runtime below only sees push/push_live/flushed.
+
+Example (what `MasterSession.run` does):
+    >>> values = run_parts(parts, feeds, step_id, timeout_ms, here=local_worker_task,
+    ...                    local_worker=server.worker, abort=session.abort)
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any, Callable
+
+from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.transport.base import Items, Peer
+from tensorweave.framework import errors
+
+Start = Callable[[Items], None]
+
+
+class Part:
+    """A registered partition of a plan: where it runs and what it feeds and fetches."""
+
+    __slots__ = ("task", "worker", "handle", "feeds", "fetches", "deferred")
+
+    def __init__(self, task: str, worker: Peer, handle: str, feeds: list[str],
+                 fetches: list[str], deferred: bool = False) -> None:
+        self.task, self.worker, self.handle = task, worker, handle
+        self.feeds, self.fetches = feeds, fetches
+        # Started by this task's own part, with its first tensors for it (DeferredStarts).
+        self.deferred = deferred
+
+
+class DeferredStarts:
+    """The other tasks' parts of one step that this task's part starts: its outbox.
+
+    `push` to such a task issues that part's RunGraph with the tensors (one message
+    where the peer can: `Peer.push_and_call_async`); `push_live` starts it first;
+    `flushed` (this part is about to wait, or has ended) starts the rest. Pushes to
+    any other task go through `worker` (the local WorkerService) as usual.
+    """
+
+    def __init__(self, worker: Any, starts: dict[str, Start]) -> None:
+        self._worker = worker
+        self._starts = starts
+
+    def take(self, task: str) -> Start | None:
+        """`task`'s start if it has not run yet (then the caller runs it)."""
+        return self._starts.pop(task, None)
+
+    def pending(self) -> list[str]:
+        """The tasks whose parts have not been started yet."""
+        return sorted(self._starts)
+
+    def push(self, task: str, step_id: int, items: Items) -> None:
+        start = self.take(task)
+        if start is None:
+            self._worker.push_to(task, step_id, items)
+        else:
+            start(items)
+
+    def push_live(self, task: str, step_id: int, items: Items) -> None:
+        start = self.take(task)
+        if start is not None:  # its RunGraph first: the live buffer goes out now
+            start([])
+        self._worker.push_live_to(task, step_id, items)
+
+    def flushed(self) -> None:
+        while self._starts:
+            try:
+                _, start = self._starts.popitem()
+            except KeyError:  # taken meanwhile by another thread of this part
+                return
+            start([])
+
+
+def with_task(e: BaseException, task: str) -> BaseException:
+    """`e` (a tf.errors.OpError) with the task it happened on in its message."""
+    if isinstance(e, errors.OpError) and task not in e.message:
+        err = type(e)(None, e.op, f"{e.message}\n\t (on task {task})")
+        err.__cause__ = e.__cause__
+        return err
+    return e
+
+
+def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, timeout_ms: int,
+              here: str, local_worker: Any, abort: Callable[[list[Part], int, BaseException],
+                                                          None],
+              options: Any = None, metadata: Any = None, metadata_lock: Any = None
+              ) -> dict[str, Any]:
+    """Issues every part's RunGraph at once; one part (task `here`'s, when it has one)
+    runs in this thread, through `local_worker` itself. The first failure starts
+    `abort(parts, step_id, error)` once (on its own thread), so parts blocked on its
+    tensors wake up; the first real error is raised. Returns {fetch name: value}."""
+    timeout_ms = max(timeout_ms, 0)
+    trace = options is not None and options.trace_level > 0  # above NO_TRACE
+    graphs = options is not None and options.output_partition_graphs
+    lock = metadata_lock or threading.Lock()
+    results: queue.SimpleQueue = queue.SimpleQueue()
+    aborted = threading.Event()
+
+    def request(p: Part) -> pb.RunGraphRequest:
+        return pb.RunGraphRequest(graph_handle=p.handle, step_id=step_id,
+                                  timeout_ms=timeout_ms, record_timeline=trace,
+                                  record_partition_graph=graphs)
+
+    def finished(p: Part, resp: Any, outs: Any, err: BaseException | None) -> None:
+        if err is None and metadata is not None:  # each task's node stats go back
+            with lock:
+                metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
+                metadata.partition_graphs.extend(resp.partition_graph)
+        if err is not None:
+            err = with_task(err, p.task)
+            if not aborted.is_set():
+                aborted.set()
+                threading.Thread(target=abort, args=(parts, step_id, err),
+                                 daemon=True).start()
+        results.put((p, outs, err))
+
+    def start(p: Part, items: Items) -> None:
+        """Issues `p`'s RunGraph (after `items`, Sends of this task's part for it)."""
+        args = ("run_graph", request(p), [feed_values[n] for n in p.feeds],
+                lambda resp, outs, err: finished(p, resp, outs, err))
+        try:
+            if items:
+                p.worker.push_and_call_async(step_id, items, *args)
+            else:
+                p.worker.call_async(*args)
+        except BaseException as e:
+            finished(p, None, [], e)  # one result per part, whatever happens
+            raise
+
+    local = next((p for p in parts if p.task == here), None)
+    inline = local or parts[0]
+    remote = [p for p in parts if p is not inline]
+    # Parts with nothing to do before this task's tensors arrive start with them:
+    # one message, and a wake-up fewer on each side.
+    deferred = DeferredStarts(local_worker, {p.task: _bind(start, p) for p in remote
+                                             if p.deferred and local is not None})
+    held = set(deferred.pending())
+    for p in remote:
+        if p.task not in held:
+            start(p, [])
+    tensors = [feed_values[n] for n in inline.feeds]
+    failed = False
+    try:
+        if local is None:  # nothing runs here: one part's call waits in this thread
+            resp, outs = inline.worker.call("run_graph", request(inline), tensors)
+        else:
+            resp, outs = local_worker.run_graph(request(inline), tensors, outbox=deferred)
+    except BaseException as e:  # noqa: BLE001 - reported with the others below
+        failed = True
+        finished(inline, None, [], e)
+    else:
+        finished(inline, resp, outs, None)
+    for p in remote:  # deferred parts the local part never started
+        if deferred.take(p.task) is None:
+            continue
+        if failed:  # the step failed here before they were needed: not run
+            finished(p, None, [], errors.CancelledError(
+                None, None, f"Step not started on {p.task}: it failed on {inline.task} "
+                "first"))
+        else:  # the local part ended without a flush
+            start(p, [])
+    values: dict[str, Any] = {}
+    first_error = None
+    for _ in parts:
+        p, outs, err = results.get()
+        if err is None:
+            values.update(zip(p.fetches, outs))
+        elif first_error is None:
+            first_error = err
+    if first_error is not None:
+        raise first_error
+    return values
+
+
+def _bind(start: Callable[[Part, Items], None], p: Part) -> Start:
+    return lambda items: start(p, items)
