@@ -33,7 +33,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor, to_numpy
 from tensorweave.framework.graph import Graph, get_default_graph
-from tensorweave.framework.op_def import CONTEXT, REQUIRED, define_op
+from tensorweave.ops.op_author import CONTEXT, REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.runtime.node_errors import node_error

@@ -1,4 +1,4 @@
-"""Helpers shared by the array op files: op creation, int constants, static shapes
+"""Helpers shared by the array op files: int constants, static shapes
 from (partially) constant tensors, and constant folding for shape inference.
 
 Example:
@@ -13,19 +13,12 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import (constant, constant_value, contains_tensor,
                                            convert_to_tensor, register_constant_folder)
-from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
     TensorShape, dimension_value, known_values, unknown_shape)
 
 
 _FOLD_LIMIT = 1 << 16  # never materialize big constants just to infer shapes
-
-
-
-def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None, name: str | None,
-            ) -> Operation:
-    return get_default_graph().create_op(op_type, inputs, attrs or {}, name=name or op_type)
 
 
 def _int_tensor(value: Any, name: str = "Const") -> Tensor:

@@ -15,7 +15,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor, register_constant_folder
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.runtime.inline import CONST, FORWARD, NOTHING, inline_kernel

@@ -19,10 +19,10 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.array.array_util import _create
+
 
 _ATTRS = {"block_size": REQUIRED, "data_format": "NHWC"}
 
@@ -160,7 +160,7 @@ def space_to_depth(input: Any, block_size: int, name: str | None = None,
         [1, 2, 2, 4]
     """
     x = convert_to_tensor(input, name="input")
-    return _create("SpaceToDepth", [x], {"block_size": int(block_size),
+    return create_op("SpaceToDepth", [x], {"block_size": int(block_size),
                                          "data_format": data_format}, name).outputs[0]
 
 
@@ -183,5 +183,5 @@ def depth_to_space(input: Any, block_size: int, name: str | None = None,
         [1, 4, 4, 3]
     """
     x = convert_to_tensor(input, name="input")
-    return _create("DepthToSpace", [x], {"block_size": int(block_size),
+    return create_op("DepthToSpace", [x], {"block_size": int(block_size),
                                          "data_format": data_format}, name).outputs[0]

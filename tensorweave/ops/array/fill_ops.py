@@ -20,12 +20,11 @@ from tensorweave.framework.convert import (constant, constant_value, contains_te
                                            convert_to_tensor,
                                            register_constant_folder)
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
     TensorShape, dimension_value, known_values, unknown_shape)
-from tensorweave.ops.array.array_util import (
-    _create, _fold_if_known, _int_tensor, shape_from_tensor)
+from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor, shape_from_tensor
 from tensorweave.ops.array.shape_ops import rank, shape
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.array.slice_ops import strided_slice
@@ -99,7 +98,7 @@ def _(op: Operation, grad: Any) -> Any:
     if p is not None:
         inv = np.argsort(np.asarray(p).reshape(-1)).astype(np.int32)
         return [transpose(grad, inv), None]
-    inv_t = _create("InvertPermutation", [perm], None, "InvertPermutation").outputs[0]
+    inv_t = create_op("InvertPermutation", [perm], None, "InvertPermutation").outputs[0]
     return [transpose(grad, inv_t), None]
 
 
@@ -124,7 +123,7 @@ def transpose(a: Any, perm: Any = None, name: str | None = "transpose",
                 # unknown rank: range(rank(x))[::-1]
                 fwd = range(0, rank(x))
                 perm = strided_slice(fwd, [0], [0], [-1], begin_mask=1, end_mask=1)
-        out = _create("Transpose", [x, _int_tensor(perm, name="perm")], None, scope).outputs[0]
+        out = create_op("Transpose", [x, _int_tensor(perm, name="perm")], None, scope).outputs[0]
     if conjugate and x.dtype.is_complex:
         out = math_ops.conj(out)
     return out
@@ -164,10 +163,10 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
         >>> tf.fill([2, 2], 7)  # evaluates to [[7, 7], [7, 7]]
     """
     if isinstance(dims, Tensor) and isinstance(value, Tensor):
-        return _create("Fill", [_int_tensor(dims), value], None, name).outputs[0]
+        return create_op("Fill", [_int_tensor(dims), value], None, name).outputs[0]
     # As TF's op wrappers: plain arguments become "Fill/dims" and "Fill/value".
     with name_scope(name, "Fill", [dims, value]) as scope:
-        return _create("Fill", [_int_tensor(dims, name="dims"),
+        return create_op("Fill", [_int_tensor(dims, name="dims"),
                                 convert_to_tensor(value, name="value")], None, scope).outputs[0]
 
 
@@ -264,7 +263,7 @@ def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
             return zeros(t.shape.as_list(), out_dtype, name=scope)
         if out_dtype != t.dtype.base_dtype:
             return zeros(shape(t), out_dtype, name=scope)
-        return _create("ZerosLike", [t], None, scope).outputs[0]
+        return create_op("ZerosLike", [t], None, scope).outputs[0]
 
 
 def ones_like(tensor: Any, dtype: Any = None, name: str | None = None,
@@ -355,7 +354,7 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
             else:
                 args.append(constant(np.asarray(a).astype(dt.as_numpy_dtype), dtype=dt,
                                      name=nm))
-        return _create("Range", args, None, scope).outputs[0]
+        return create_op("Range", args, None, scope).outputs[0]
 
 
 # ---- StopGradient ------------------------------------------------------------------
@@ -384,7 +383,7 @@ def stop_gradient(input: Any, name: str | None = None) -> Tensor:
         >>> y = tf.stop_gradient(x) * x  # d(y)/dx == x, not 2 * x
     """
     with name_scope(name, "StopGradient", [input]) as scope:  # TF's StopGradient/input
-        return _create("StopGradient", [convert_to_tensor(input, name="input")], None,
+        return create_op("StopGradient", [convert_to_tensor(input, name="input")], None,
                        scope).outputs[0]
 
 

@@ -16,10 +16,10 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array.array_util import _create, shape_from_tensor
+from tensorweave.ops.array.array_util import shape_from_tensor
 from tensorweave.ops.array.shape_ops import shape as _shape
 
 
@@ -77,7 +77,7 @@ def gather_nd(params: Any, indices: Any, name: str | None = None) -> Tensor:
     """
     params = convert_to_tensor(params, name="params")
     indices = convert_to_tensor(indices, name="indices")
-    return _create("GatherNd", [params, indices], None, name).outputs[0]
+    return create_op("GatherNd", [params, indices], None, name).outputs[0]
 
 
 # ---- ScatterNd -----------------------------------------------------------------------
@@ -121,4 +121,4 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     indices = convert_to_tensor(indices, name="indices")
     updates = convert_to_tensor(updates, name="updates")
     shape = convert_to_tensor(shape, dtype=indices.dtype.base_dtype, name="shape")
-    return _create("ScatterNd", [indices, updates, shape], None, name).outputs[0]
+    return create_op("ScatterNd", [indices, updates, shape], None, name).outputs[0]

@@ -15,7 +15,7 @@ from typing import Any
 
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GRADIENT_OP_TYPE_ATTR, get_default_graph
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 
 __all__ = ["identity_n"]

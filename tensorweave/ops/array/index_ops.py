@@ -18,12 +18,12 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array.join_ops import concat
 from tensorweave.ops.array.array_util import (
-    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
+    _const_int, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
 from tensorweave.ops.array.shape_ops import expand_dims, reshape, shape, size
 from tensorweave.ops.array.slice_ops import _pyslice, strided_slice
 from tensorweave.ops.array.array_util import shape_from_tensor
@@ -97,7 +97,7 @@ def _(op: Operation, grad: Any) -> Any:
     axis = _const_int(axis_t)
     with op.graph.colocate_with(params.op):  # as TF: else a ps's whole shard travels
         # Shape borrows a variable reference (no snapshot copy of the variable).
-        pshape = _create("Shape", [params], {"out_type": _dt.int32}, "Shape").outputs[0]
+        pshape = create_op("Shape", [params], {"out_type": _dt.int32}, "Shape").outputs[0]
     if axis is not None and (axis == 0 or (params.shape.ndims is not None and
                                            axis == -params.shape.ndims)):
         # Sparse gradient: one row of `values` per gathered index.
@@ -109,7 +109,7 @@ def _(op: Operation, grad: Any) -> Any:
         values_shape = concat([expand_dims(size(indices), 0), rest], 0)
         values = reshape(grad, values_shape)
         return [IndexedSlices(values, reshape(indices, [-1]), pshape), None, None]
-    g = _create("GatherV2Grad", [pshape, indices, grad, axis_t], None,
+    g = create_op("GatherV2Grad", [pshape, indices, grad, axis_t], None,
                 "GatherV2Grad").outputs[0]
     return [g, None, None]
 
@@ -156,7 +156,7 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | 
     with name_scope(name, "GatherV2", [params, indices, axis]) as scope:  # GatherV2/indices
         p = convert_to_tensor(params, name="params")
         ind = convert_to_tensor(indices, name="indices")
-        return _create("GatherV2", [p, ind, _int_tensor(axis, name="axis")], None,
+        return create_op("GatherV2", [p, ind, _int_tensor(axis, name="axis")], None,
                        scope).outputs[0]
 
 
@@ -227,7 +227,7 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
         ind = convert_to_tensor(indices, name="indices")
         if not ind.dtype.base_dtype.is_integer:
             raise TypeError(f"one_hot: indices must be integers, got {ind.dtype.name}")
-        return _create("OneHot", [ind, _int_tensor(depth, name="depth"), on, off],
+        return create_op("OneHot", [ind, _int_tensor(depth, name="depth"), on, off],
                        {"axis": -1 if axis is None else int(axis)}, scope).outputs[0]
 
 
@@ -294,7 +294,7 @@ def _(op: Operation, grad: Any) -> Any:
 
 @bool_mask_op.gradient
 def _(op: Operation, grad: Any) -> Any:
-    g = _create("BooleanMaskGrad", [shape(op.inputs[0]), op.inputs[1], grad],
+    g = create_op("BooleanMaskGrad", [shape(op.inputs[0]), op.inputs[1], grad],
                 {"axis": op.get_attr("axis")}, "BooleanMaskGrad").outputs[0]
     return [g, None]
 
@@ -316,7 +316,7 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any =
         if t.shape.ndims is None:
             raise ValueError("boolean_mask: a negative axis needs a tensor of known rank")
         a += t.shape.ndims
-    return _create("BooleanMask", [t, m], {"axis": a}, name).outputs[0]
+    return create_op("BooleanMask", [t, m], {"axis": a}, name).outputs[0]
 
 
 __all__ = ["gather", "one_hot", "boolean_mask"]

@@ -16,12 +16,12 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
     Dimension, TensorShape, dimension_value, unknown_shape)
 from tensorweave.ops.array.array_util import (
-    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
+    _const_int, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.fill_ops import zeros_like
 from tensorweave.ops.array.slice_ops import slice as _slice
@@ -93,7 +93,7 @@ def stack(values: Any, axis: int = 0, name: str = "stack") -> Tensor:
         [3, 2]
     """
     vals = _convert_list(values, "stack")
-    return _create("Pack", [vals], {"axis": int(axis)}, name).outputs[0]
+    return create_op("Pack", [vals], {"axis": int(axis)}, name).outputs[0]
 
 
 # ---- Unpack / unstack --------------------------------------------------------------
@@ -145,7 +145,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0,
         if num is None:
             raise ValueError(f"Cannot infer num from shape {s} of {t.name} (dimension {axis} "
                              "is unknown); pass num=")
-    return _create("Unpack", [t], {"num": int(num), "axis": int(axis)}, name).outputs
+    return create_op("Unpack", [t], {"num": int(num), "axis": int(axis)}, name).outputs
 
 
 # ---- ConcatV2 / concat -------------------------------------------------------------
@@ -225,7 +225,7 @@ def _(op: Operation, grad: Any) -> Any:
     if len(values) == 1:
         return [grad, None]
     shapes = [shape(v) for v in values]
-    offsets = _create("ConcatOffset", [axis, shapes], None, "ConcatOffset").outputs
+    offsets = create_op("ConcatOffset", [axis, shapes], None, "ConcatOffset").outputs
     return [_slice(grad, o, s) for o, s in zip(offsets, shapes)] + [None]
 
 
@@ -240,7 +240,7 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
     """
     with name_scope(name, "concat", [values, axis]) as scope:  # TF's "concat/axis"
         vals = _convert_list(values, "concat")
-        return _create("ConcatV2", [vals, _int_tensor(axis, name="axis")], None,
+        return create_op("ConcatV2", [vals, _int_tensor(axis, name="axis")], None,
                        scope).outputs[0]
 
 
@@ -359,7 +359,7 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
                 raise ValueError(f"split: num_or_size_splits must be >= 1, got {n}")
             axis_t = _int_tensor(axis, name="split_dim")
             t = convert_to_tensor(value, name="value")
-            return _create("Split", [axis_t, t], {"num_split": n}, scope).outputs
+            return create_op("Split", [axis_t, t], {"num_split": n}, scope).outputs
         t = convert_to_tensor(value, name="value")
         axis_t = _int_tensor(axis, name="split_dim")
         if num is None:
@@ -367,7 +367,7 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
             if num is None:
                 raise ValueError(f"Cannot infer the number of splits from {sizes.name}; "
                                  "pass num=")
-        return _create("SplitV", [t, sizes, axis_t], {"num_split": int(num)}, scope).outputs
+        return create_op("SplitV", [t, sizes, axis_t], {"num_split": int(num)}, scope).outputs
 
 
 __all__ = ["stack", "unstack", "concat", "split"]

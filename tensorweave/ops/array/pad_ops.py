@@ -16,10 +16,10 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
-from tensorweave.ops.array.array_util import _create, _fold_if_known, _int_tensor
+from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.slice_ops import slice as _slice, strided_slice
 
@@ -86,7 +86,7 @@ def _(op: Operation, grad: Any) -> Any:
 
 @tile_op.gradient
 def _(op: Operation, grad: Any) -> Any:
-    g = _create("TileGrad", [grad, op.inputs[1]], None, "TileGrad").outputs[0]
+    g = create_op("TileGrad", [grad, op.inputs[1]], None, "TileGrad").outputs[0]
     g.set_shape(op.inputs[0].shape)
     return [g, None]
 
@@ -101,7 +101,7 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
         >>> tf.tile([[1, 2]], [2, 2])  # [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
     with name_scope(name, "Tile", [input, multiples]) as scope:  # TF's "Tile/multiples"
-        return _create("Tile", [convert_to_tensor(input, name="input"),
+        return create_op("Tile", [convert_to_tensor(input, name="input"),
                                 _int_tensor(multiples, name="multiples")], None,
                        scope).outputs[0]
 
@@ -214,7 +214,7 @@ def _(op: Operation, grad: Any) -> Any:
 
 @mirror_pad_op.gradient
 def _(op: Operation, grad: Any) -> Any:
-    g = _create("MirrorPadGrad", [grad, op.inputs[1]], {"mode": op.get_attr("mode")},
+    g = create_op("MirrorPadGrad", [grad, op.inputs[1]], {"mode": op.get_attr("mode")},
                 "MirrorPadGrad").outputs[0]
     g.set_shape(op.inputs[0].shape)
     return [g, None]
@@ -239,10 +239,10 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
             t = convert_to_tensor(tensor, name="input")
             p = _int_tensor(paddings, name="paddings")
             if mode_u != "CONSTANT":
-                return _create("MirrorPad", [t, p], {"mode": mode_u}, scope).outputs[0]
+                return create_op("MirrorPad", [t, p], {"mode": mode_u}, scope).outputs[0]
             cval = convert_to_tensor(constant_values, dtype=t.dtype.base_dtype,
                                      name="constant_values")
-            return _create("PadV2", [t, p, cval], None, scope).outputs[0]
+            return create_op("PadV2", [t, p, cval], None, scope).outputs[0]
     raise ValueError(f"pad: unknown mode {mode!r}; use 'CONSTANT', 'REFLECT' or 'SYMMETRIC'")
 
 

@@ -18,10 +18,10 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array.array_util import _create, _fold_if_known, _int_tensor, kernel_int
+from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor, kernel_int
 from tensorweave.ops.array.fill_ops import ones
 from tensorweave.ops.array.shape_ops import reshape, size
 from tensorweave.ops.math import math_ops
@@ -86,7 +86,7 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     """
     with name_scope(name, "ReverseV2", [tensor, axis]) as scope:  # TF's "ReverseV2/axis"
         x = convert_to_tensor(tensor, name="tensor")
-        return _create("ReverseV2", [x, _int_tensor(axis, name="axis")], None,
+        return create_op("ReverseV2", [x, _int_tensor(axis, name="axis")], None,
                        scope).outputs[0]
 
 
@@ -162,7 +162,7 @@ def _(x: Any, lens: Any, *, seq_dim: int, batch_dim: int) -> Any:
 def _(op: Operation, grad: Tensor) -> list[Any]:
     # Reversing each prefix again is the inverse permutation (as TF's array_grad).
     attrs = {"seq_dim": op.get_attr("seq_dim"), "batch_dim": op.get_attr("batch_dim")}
-    return [_create("ReverseSequence", [grad, op.inputs[1]], attrs,
+    return [create_op("ReverseSequence", [grad, op.inputs[1]], attrs,
                     "ReverseSequenceGrad").outputs[0], None]
 
 
@@ -192,7 +192,7 @@ def reverse_sequence(input: Any, seq_lengths: Any, seq_axis: int | None = None, 
     s, b = int(s), int(b or 0)
     if r is not None:
         s, b = (s + r if s < 0 else s), (b + r if b < 0 else b)
-    return _create("ReverseSequence", [x, lens], {"seq_dim": s, "batch_dim": b},
+    return create_op("ReverseSequence", [x, lens], {"seq_dim": s, "batch_dim": b},
                    name).outputs[0]
 
 
@@ -250,7 +250,7 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None) -> Tensor
         raise TypeError(f"linspace: start ({s.name}, {s.dtype.base_dtype.name}) and stop "
                         f"({e.name}, {e.dtype.base_dtype.name}) must have one dtype.")
     n = _int_tensor(num, name="num") if not isinstance(num, Tensor) else num
-    return _create("LinSpace", [s, e, n], None, name).outputs[0]
+    return create_op("LinSpace", [s, e, n], None, name).outputs[0]
 
 
 # ---- meshgrid ------------------------------------------------------------------------

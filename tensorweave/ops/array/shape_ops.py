@@ -20,12 +20,12 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import (constant_value, convert_to_tensor,
                                            register_constant_folder)
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op, get_op_def
+from tensorweave.framework.op_def import get_op_def
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
 from tensorweave.ops.array.array_util import (
-    _const_int, _create, _fold_if_known, _int_tensor, _normalize_axis, kernel_int,
-    shape_from_tensor)
+    _const_int, _fold_if_known, _int_tensor, _normalize_axis, kernel_int, shape_from_tensor)
 
 
 # ---- Shape, Size, Rank -------------------------------------------------------------
@@ -145,7 +145,7 @@ def shape(input: Any, name: str | None = None, out_type: Any = _dt.int32) -> Ten
         >>> tf.shape(tf.zeros([2, 3]))  # evaluates to [2, 3]
     """
     with name_scope(name, "Shape", [input]) as scope:  # TF: a plain input is "Shape/Const"
-        return _create("Shape", [convert_to_tensor(input)],
+        return create_op("Shape", [convert_to_tensor(input)],
                        {"out_type": _dt.as_dtype(out_type)}, scope).outputs[0]
 
 
@@ -156,7 +156,7 @@ def size(input: Any, name: str | None = None, out_type: Any = _dt.int32) -> Tens
         >>> tf.size(tf.zeros([2, 3]))  # evaluates to 6
     """
     with name_scope(name, "Size", [input]) as scope:  # TF: a plain input is "Size/Const"
-        return _create("Size", [convert_to_tensor(input)],
+        return create_op("Size", [convert_to_tensor(input)],
                        {"out_type": _dt.as_dtype(out_type)}, scope).outputs[0]
 
 
@@ -167,7 +167,7 @@ def shape_n(input: Any, out_type: Any = _dt.int32, name: str | None = None) -> l
         >>> a, b = tf.shape_n([tf.zeros([2, 3]), tf.zeros([4])])  # [2, 3] and [4]
     """
     tensors = [convert_to_tensor(t) for t in input]
-    return _create("ShapeN", [tensors], {"out_type": _dt.as_dtype(out_type)},
+    return create_op("ShapeN", [tensors], {"out_type": _dt.as_dtype(out_type)},
                    name or "ShapeN").outputs
 
 
@@ -178,7 +178,7 @@ def rank(input: Any, name: str | None = None) -> Tensor:
         >>> tf.rank(tf.zeros([2, 3]))  # evaluates to 2
     """
     with name_scope(name, "Rank", [input]) as scope:  # TF: a plain input is "Rank/Const"
-        return _create("Rank", [convert_to_tensor(input)], None, scope).outputs[0]
+        return create_op("Rank", [convert_to_tensor(input)], None, scope).outputs[0]
 
 
 # ---- Reshape -----------------------------------------------------------------------
@@ -249,7 +249,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
         [3, 2]
     """
     with name_scope(name, "Reshape", [tensor, shape]) as scope:  # TF's "Reshape/shape"
-        return _create("Reshape", [convert_to_tensor(tensor, name="tensor"),
+        return create_op("Reshape", [convert_to_tensor(tensor, name="tensor"),
                                    _int_tensor(shape, name="shape")], None, scope).outputs[0]
 
 
@@ -296,7 +296,7 @@ def expand_dims(input: Any, axis: Any = None, name: str | None = None, dim: Any 
     if axis is None:
         raise ValueError("expand_dims needs an axis (got axis=None and dim=None)")
     with name_scope(name, "ExpandDims", [input, axis]) as scope:  # TF's "ExpandDims/dim"
-        return _create("ExpandDims", [convert_to_tensor(input, name="input"),
+        return create_op("ExpandDims", [convert_to_tensor(input, name="input"),
                                       _int_tensor(axis, name="dim")], None, scope).outputs[0]
 
 
@@ -345,7 +345,7 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None,
     axis = squeeze_dims if axis is None else axis
     axis = [] if axis is None else [int(axis)] if np.ndim(axis) == 0 else [int(a) for a in axis]
     with name_scope(name, "Squeeze", [input]) as scope:  # TF's "Squeeze/input"
-        return _create("Squeeze", [convert_to_tensor(input, name="input")],
+        return create_op("Squeeze", [convert_to_tensor(input, name="input")],
                        {"squeeze_dims": axis}, scope).outputs[0]
 
 

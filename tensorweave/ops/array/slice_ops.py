@@ -18,11 +18,11 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
     Dimension, TensorShape, dimension_value, unknown_shape)
-from tensorweave.ops.array.array_util import _create, _fold_if_known, _int_tensor
+from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.array_util import shape_from_tensor
 from tensorweave.ops.array import slice_specs
@@ -121,7 +121,7 @@ def _(op: Operation, grad: Any) -> Any:
 
 @slice_op.gradient
 def _(op: Operation, grad: Any) -> Any:
-    g = _create("SliceGrad", [shape(op.inputs[0]), op.inputs[1], grad], None,
+    g = create_op("SliceGrad", [shape(op.inputs[0]), op.inputs[1], grad], None,
                 "SliceGrad").outputs[0]
     return [g, None, None]
 
@@ -137,7 +137,7 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
         [2, 4]
     """
     with name_scope(name, "Slice", [input_, begin, size]) as scope:  # Slice/begin, /size
-        return _create("Slice", [convert_to_tensor(input_, name="input"),
+        return create_op("Slice", [convert_to_tensor(input_, name="input"),
                                  _int_tensor(begin, name="begin"),
                                  _int_tensor(size, name="size")], None, scope).outputs[0]
 
@@ -325,7 +325,7 @@ def _(op: Operation, grad: Any) -> Any:
 @strided_slice_op.gradient
 def _(op: Operation, grad: Any) -> Any:
     masks = {k: op.get_attr(k) for k in _MASKS}
-    g = _create("StridedSliceGrad", [shape(op.inputs[0])] + list(op.inputs[1:4]) + [grad],
+    g = create_op("StridedSliceGrad", [shape(op.inputs[0])] + list(op.inputs[1:4]) + [grad],
                 masks, "StridedSliceGrad").outputs[0]
     g.set_shape(op.inputs[0].shape)
     return [g, None, None, None]
@@ -352,7 +352,7 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_
     e = _int_tensor(end)
     n_begin = int(np.size(cast(Any, constant_value(b))))
     s = _int_tensor(strides if strides is not None else [1] * n_begin)
-    return _create("StridedSlice", [convert_to_tensor(input_), b, e, s],
+    return create_op("StridedSlice", [convert_to_tensor(input_), b, e, s],
                    {"begin_mask": begin_mask, "end_mask": end_mask,
                     "ellipsis_mask": ellipsis_mask, "new_axis_mask": new_axis_mask,
                     "shrink_axis_mask": shrink_axis_mask}, name).outputs[0]

@@ -24,10 +24,10 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape, dimension_value
-from tensorweave.ops.array.array_util import _create, _int_tensor
+from tensorweave.ops.array.array_util import _int_tensor
 
 _WHAT = {"SpaceToBatchND": "paddings", "SpaceToBatch": "paddings",
          "BatchToSpaceND": "crops", "BatchToSpace": "crops"}
@@ -246,7 +246,7 @@ def _(x: np.ndarray, paddings: np.ndarray, *, block_size: int) -> np.ndarray:
 @s2b_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     b = op.get_attr("block_size")
-    return [_create("BatchToSpace", [grad, op.inputs[1]], {"block_size": b},
+    return [create_op("BatchToSpace", [grad, op.inputs[1]], {"block_size": b},
                     "BatchToSpace").outputs[0], None]
 
 
@@ -268,7 +268,7 @@ def _(x: np.ndarray, crops: np.ndarray, *, block_size: int) -> np.ndarray:
 @b2s_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     b = op.get_attr("block_size")
-    return [_create("SpaceToBatch", [grad, op.inputs[1]], {"block_size": b},
+    return [create_op("SpaceToBatch", [grad, op.inputs[1]], {"block_size": b},
                     "SpaceToBatch").outputs[0], None]
 
 
@@ -296,7 +296,7 @@ def space_to_batch_nd(input: Any, block_shape: Any, paddings: Any,
         [4, 2, 2, 1]
     """
     x = convert_to_tensor(input, name="input")
-    return _create("SpaceToBatchND", [x, _int_tensor(block_shape, "block_shape"),
+    return create_op("SpaceToBatchND", [x, _int_tensor(block_shape, "block_shape"),
                                       _int_tensor(paddings, "paddings")], None,
                    name).outputs[0]
 
@@ -321,7 +321,7 @@ def batch_to_space_nd(input: Any, block_shape: Any, crops: Any,
         [1, 4, 3, 1]
     """
     x = convert_to_tensor(input, name="input")
-    return _create("BatchToSpaceND", [x, _int_tensor(block_shape, "block_shape"),
+    return create_op("BatchToSpaceND", [x, _int_tensor(block_shape, "block_shape"),
                                       _int_tensor(crops, "crops")], None, name).outputs[0]
 
 

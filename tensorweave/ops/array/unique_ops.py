@@ -16,11 +16,11 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.array.array_util import _create
+
 
 unique_op = define_op("Unique", inputs=("x",), attrs={"out_idx": _dt.int32})
 
@@ -74,4 +74,4 @@ def unique(x: Any, out_idx: Any = _dt.int32, name: str | None = None) -> tuple[T
         >>> y, idx = tf.unique(tf.constant([3, 1, 3]))   # y = [3, 1], idx = [0, 1, 0]
     """
     x = convert_to_tensor(x, name="x")
-    return op_result(_create("Unique", [x], {"out_idx": _dt.as_dtype(out_idx)}, name))
+    return op_result(create_op("Unique", [x], {"out_idx": _dt.as_dtype(out_idx)}, name))

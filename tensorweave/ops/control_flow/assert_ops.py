@@ -15,7 +15,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.func_graph import flatten
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.core_ops import no_op
 from tensorweave.ops.array.core_ops import identity

@@ -51,7 +51,8 @@ from tensorweave.framework.func_graph import (FuncGraph, assert_same_structure, 
                                               flatten, func_graph_from_py_func,
                                               pack_sequence_as, recording_view)
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import REQUIRED, define_op, symbolic_gradients
+from tensorweave.framework.op_def import symbolic_gradients
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
 from tensorweave.ops.array.array_ops import concat, expand_dims, shape, stop_gradient

@@ -21,11 +21,11 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import colocate_with, control_dependencies, get_default_graph
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.control_flow_ops import group
-from tensorweave.ops.math.cwise_ops import _create, _is_float, check_dtype
+from tensorweave.ops.math.cwise_ops import _is_float, check_dtype
 
 
 def _define_class(op_type: str, fn: Any) -> Any:
@@ -80,7 +80,7 @@ def is_nan(x: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.is_nan(tf.constant([0.0, float("nan")]))   # [False, True]
     """
-    return _create("IsNan", [convert_to_tensor(x, name="x")], name=name)
+    return create_tensor("IsNan", [convert_to_tensor(x, name="x")], name=name)
 
 
 def is_inf(x: Any, name: str | None = None) -> Tensor:
@@ -89,7 +89,7 @@ def is_inf(x: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.is_inf(tf.constant([1.0, -float("inf")]))  # [False, True]
     """
-    return _create("IsInf", [convert_to_tensor(x, name="x")], name=name)
+    return create_tensor("IsInf", [convert_to_tensor(x, name="x")], name=name)
 
 
 def is_finite(x: Any, name: str | None = None) -> Tensor:
@@ -98,7 +98,7 @@ def is_finite(x: Any, name: str | None = None) -> Tensor:
     Example:
         >>> tf.is_finite(tf.constant([1.0, float("inf")]))  # [True, False]
     """
-    return _create("IsFinite", [convert_to_tensor(x, name="x")], name=name)
+    return create_tensor("IsFinite", [convert_to_tensor(x, name="x")], name=name)
 
 
 def check_numerics(tensor: Any, message: str, name: str | None = None) -> Tensor:

@@ -17,7 +17,8 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import REQUIRED, define_op, registered_ops
+from tensorweave.framework.op_def import registered_ops
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 
 if "CountUpTo" not in registered_ops():

@@ -28,7 +28,7 @@ from tensorweave.ops.dataset.structure import (
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 

@@ -18,9 +18,9 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.array.array_util import _create
+
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.image.image_util import check_at_least_3d, invalid_argument
@@ -200,7 +200,7 @@ def adjust_contrast(images: Any, contrast_factor: Any) -> Tensor:
         orig = images.dtype.base_dtype
         flt = _as_float(images)
         factor = convert_to_tensor(contrast_factor, dtype=_dt.float32, name="contrast_factor")
-        adjusted = _create("AdjustContrastv2", [flt, factor], None, None).outputs[0]
+        adjusted = create_op("AdjustContrastv2", [flt, factor], None, None).outputs[0]
         return convert_image_dtype(adjusted, orig, saturate=True)
 
 

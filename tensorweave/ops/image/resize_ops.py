@@ -22,10 +22,10 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array.array_util import _create, shape_from_tensor
+from tensorweave.ops.array.array_util import shape_from_tensor
 from tensorweave.ops.array.shape_ops import expand_dims, shape, squeeze
 from tensorweave.ops.array.slice_ops import strided_slice
 from tensorweave.ops.image.image_util import check_image_dtype, invalid_argument
@@ -157,7 +157,7 @@ def _(images: Any, size: Any, *, align_corners: bool, half_pixel_centers: bool) 
 def _(op: Operation, grad: Tensor) -> list[Any]:
     attrs = {"align_corners": op.get_attr("align_corners"),
              "half_pixel_centers": op.get_attr("half_pixel_centers")}
-    return [_create("ResizeBilinearGrad", [grad, op.inputs[0]], attrs, None).outputs[0], None]
+    return [create_op("ResizeBilinearGrad", [grad, op.inputs[0]], attrs, None).outputs[0], None]
 
 
 # ---- ResizeBilinearGrad ----------------------------------------------------------------
@@ -239,7 +239,7 @@ def _(op: Operation, grad: Tensor) -> list[Any]:
         size = strided_slice(shape(image), [1], [3])
     attrs = {"align_corners": op.get_attr("align_corners"),
              "half_pixel_centers": op.get_attr("half_pixel_centers")}
-    return [_create("ResizeNearestNeighborGrad", [grad, size], attrs, None).outputs[0], None]
+    return [create_op("ResizeNearestNeighborGrad", [grad, size], attrs, None).outputs[0], None]
 
 
 # ---- ResizeNearestNeighborGrad ---------------------------------------------------------
@@ -324,7 +324,7 @@ def resize_images(images: Any, size: Any, method: int = ResizeMethod.BILINEAR,
         if None not in known_hw + (height, width) and known_hw == (height, width):
             return squeeze(images, [0]) if not is_batch else images
         attrs = {"align_corners": bool(align_corners), "half_pixel_centers": False}
-        out = _create(_OPS[method], [images, size_t], attrs, None).outputs[0]
+        out = create_op(_OPS[method], [images, size_t], attrs, None).outputs[0]
         out.set_shape([None, hw[0], hw[1], None])
         return squeeze(out, [0]) if not is_batch else out
 

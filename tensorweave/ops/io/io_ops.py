@@ -39,7 +39,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import checkpoint_format as _io
 from tensorweave.framework import errors
 from tensorweave.framework import file_access as _files
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.runtime import update_gate as _gate

@@ -18,14 +18,14 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array.shape_ops import expand_dims
 from tensorweave.ops.linalg.composite_ops import matrix_transpose
 from tensorweave.ops.linalg.matrix_ops import matrix_band_part, matrix_diag_part, matrix_set_diag
 from tensorweave.ops.math.binary_ops import multiply
-from tensorweave.ops.math.cwise_ops import _create, _is_float, check_dtype
+from tensorweave.ops.math.cwise_ops import _is_float, check_dtype
 from tensorweave.ops.math.matmul_ops import matmul
 from tensorweave.ops.math.unary_ops import negative
 
@@ -109,7 +109,7 @@ def matrix_inverse(input: Any, adjoint: bool = False,  # noqa: A002
         >>> tf.matrix_inverse([[2.0, 0.0], [0.0, 4.0]])   # [[0.5, 0], [0, 0.25]]
     """
     x = convert_to_tensor(input, name="input")
-    return _create("MatrixInverse", [x], {"adjoint": bool(adjoint)},
+    return create_tensor("MatrixInverse", [x], {"adjoint": bool(adjoint)},
                    name=name or "MatrixInverse")
 
 
@@ -145,7 +145,7 @@ def matrix_determinant(input: Any, name: str | None = None) -> Tensor:  # noqa: 
         >>> tf.matrix_determinant([[1.0, 2.0], [3.0, 4.0]])   # -2.0
     """
     x = convert_to_tensor(input, name="input")
-    return _create("MatrixDeterminant", [x], name=name or "MatrixDeterminant")
+    return create_tensor("MatrixDeterminant", [x], name=name or "MatrixDeterminant")
 
 
 # ---- Cholesky ----------------------------------------------------------------------
@@ -199,7 +199,7 @@ def cholesky(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
         >>> tf.cholesky([[4.0, 2.0], [2.0, 2.0]])   # [[2, 0], [1, 1]]
     """
     x = convert_to_tensor(input, name="input")
-    return _create("Cholesky", [x], name=name or "Cholesky")
+    return create_tensor("Cholesky", [x], name=name or "Cholesky")
 
 
 # ---- MatrixSolve -------------------------------------------------------------------
@@ -275,4 +275,4 @@ def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False,
         a = convert_to_tensor(matrix, name="matrix")
         b = convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs") \
             if not isinstance(rhs, Tensor) else rhs
-        return _create("MatrixSolve", [a, b], {"adjoint": bool(adjoint)}, name=scope)
+        return create_tensor("MatrixSolve", [a, b], {"adjoint": bool(adjoint)}, name=scope)

@@ -19,11 +19,10 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array.fill_ops import zeros_like
-from tensorweave.ops.math.cwise_ops import _create
 
 
 def _need_rank(op_type: str, x: Tensor, least: int) -> None:
@@ -97,7 +96,7 @@ def matrix_band_part(input: Any, num_lower: Any, num_upper: Any,  # noqa: A002
     x = convert_to_tensor(input, name="input")
     lo = convert_to_tensor(num_lower, dtype=_dt.int64, name="num_lower")
     up = convert_to_tensor(num_upper, dtype=_dt.int64, name="num_upper")
-    return _create("MatrixBandPart", [x, lo, up], name=name or "MatrixBandPart")
+    return create_tensor("MatrixBandPart", [x, lo, up], name=name or "MatrixBandPart")
 
 
 band_part = matrix_band_part
@@ -206,7 +205,7 @@ def matrix_diag(diagonal: Any, name: str | None = None, k: int = 0) -> Tensor:
         raise ValueError("matrix_diag: only the main diagonal (k=0) is supported in "
                          "tensorweave; build off-diagonals with tf.pad.")
     d = convert_to_tensor(diagonal, name="diagonal")
-    return _create("MatrixDiag", [d], name=name or "MatrixDiag")
+    return create_tensor("MatrixDiag", [d], name=name or "MatrixDiag")
 
 
 def matrix_diag_part(input: Any, name: str | None = None, k: int = 0) -> Tensor:  # noqa: A002
@@ -218,7 +217,7 @@ def matrix_diag_part(input: Any, name: str | None = None, k: int = 0) -> Tensor:
     if k != 0:
         raise ValueError("matrix_diag_part: only the main diagonal (k=0) is supported.")
     x = convert_to_tensor(input, name="input")
-    return _create("MatrixDiagPart", [x], name=name or "MatrixDiagPart")
+    return create_tensor("MatrixDiagPart", [x], name=name or "MatrixDiagPart")
 
 
 def matrix_set_diag(input: Any, diagonal: Any, name: str | None = None,  # noqa: A002
@@ -233,7 +232,7 @@ def matrix_set_diag(input: Any, diagonal: Any, name: str | None = None,  # noqa:
     x = convert_to_tensor(input, name="input")
     d = convert_to_tensor(diagonal, dtype=x.dtype.base_dtype, name="diagonal") \
         if not isinstance(diagonal, Tensor) else diagonal
-    return _create("MatrixSetDiag", [x, d], name=name or "MatrixSetDiag")
+    return create_tensor("MatrixSetDiag", [x, d], name=name or "MatrixSetDiag")
 
 
 # ---- Diag / DiagPart (rank k <-> rank 2k) ------------------------------------------
@@ -310,7 +309,7 @@ def diag(diagonal: Any, name: str | None = None) -> Tensor:
         >>> tf.diag([1.0, 2.0])   # [[1, 0], [0, 2]]
     """
     d = convert_to_tensor(diagonal, name="diagonal")
-    return _create("Diag", [d], name=name or "Diag")
+    return create_tensor("Diag", [d], name=name or "Diag")
 
 
 def diag_part(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
@@ -320,4 +319,4 @@ def diag_part(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
         >>> tf.diag_part(tf.diag([1.0, 2.0]))   # [1, 2]
     """
     x = convert_to_tensor(input, name="input")
-    return _create("DiagPart", [x], name=name or "DiagPart")
+    return create_tensor("DiagPart", [x], name=name or "DiagPart")

@@ -12,7 +12,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.lookup.fingerprint import hash_buckets
 from tensorweave.ops.lookup.siphash import legacy_hash_buckets, strong_hash_buckets

@@ -16,10 +16,10 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.cwise_ops import (
-    _any, _create, _is_bool, _is_float, _is_numeric, _numeric_or_bool, _numeric_or_string,
+    _any, _is_bool, _is_float, _is_numeric, _numeric_or_bool, _numeric_or_string,
     binary_inputs, broadcast_shape, cast, check_dtype, check_same_dtype, create_binary,
     name_scope, ones_like_internal, select, sum_to_shape, zeros_like_internal)
 
@@ -28,15 +28,15 @@ from tensorweave.ops.math.cwise_ops import (
 # ops; the three unary ops needed here are created by op name, so the two modules do
 # not import each other.
 def _negative(x: Any) -> Tensor:
-    return _create("Neg", [convert_to_tensor(x)])
+    return create_tensor("Neg", [convert_to_tensor(x)])
 
 
 def _log(x: Any) -> Tensor:
-    return _create("Log", [convert_to_tensor(x)])
+    return create_tensor("Log", [convert_to_tensor(x)])
 
 
 def _logical_not(x: Any) -> Tensor:
-    return _create("LogicalNot", [convert_to_tensor(x)])
+    return create_tensor("LogicalNot", [convert_to_tensor(x)])
 
 
 # ---- binary ops ----------------------------------------------------------------------
@@ -112,15 +112,15 @@ def _(op: Operation, grad: Tensor) -> list[Any]:
 @real_div_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     x, y = op.inputs
-    gy = multiply(grad, _create("RealDiv", [_create("RealDiv", [_negative(x), y]), y]))
-    return [sum_to_shape(_create("RealDiv", [grad, y]), x), sum_to_shape(gy, y)]
+    gy = multiply(grad, create_tensor("RealDiv", [create_tensor("RealDiv", [_negative(x), y]), y]))
+    return [sum_to_shape(create_tensor("RealDiv", [grad, y]), x), sum_to_shape(gy, y)]
 
 
 @floor_mod_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     # x mod y = x - floor(x / y) * y, with floor(.) piecewise constant.
     x, y = op.inputs
-    gy = multiply(_negative(grad), _create("FloorDiv", [x, y]))
+    gy = multiply(_negative(grad), create_tensor("FloorDiv", [x, y]))
     return [sum_to_shape(grad, x), sum_to_shape(gy, y)]
 
 
@@ -192,7 +192,7 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
             target = _dt.float32 if d in (_dt.int8, _dt.uint8, _dt.int16, _dt.uint16) \
                 else _dt.float64
             x, y = cast(x, target), cast(y, target)
-        return _create("RealDiv", [x, y], name=scope)
+        return create_tensor("RealDiv", [x, y], name=scope)
 
 
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:

@@ -19,9 +19,9 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.math.cwise_ops import _create, broadcast_shape, sum_to_shape
+from tensorweave.ops.math.cwise_ops import broadcast_shape, sum_to_shape
 
 _PARTS = {_dt.float32: _dt.complex64, _dt.float64: _dt.complex128}
 _OF_COMPLEX = {c: f for f, c in _PARTS.items()}
@@ -61,12 +61,12 @@ for _op, _part in ((real_op, np.real), (imag_op, np.imag)):
 
 @real_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
-    return [complex(grad, _create("ZerosLike", [grad]))]
+    return [complex(grad, create_tensor("ZerosLike", [grad]))]
 
 
 @imag_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
-    return [complex(_create("ZerosLike", [grad]), grad)]
+    return [complex(create_tensor("ZerosLike", [grad]), grad)]
 
 
 def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A001
@@ -85,7 +85,7 @@ def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A
         raise TypeError(f"tf.complex needs two float32 or two float64 parts; got "
                         f"{real.name} ({t.name}) and {imag.name} "
                         f"({imag.dtype.base_dtype.name}).")
-    return _create("Complex", [real, imag], {"T": t, "Tout": _PARTS[t]}, name=name)
+    return create_tensor("Complex", [real, imag], {"T": t, "Tout": _PARTS[t]}, name=name)
 
 
 def _part_of(op_type: str, x: Any, name: str | None) -> Tensor:
@@ -94,8 +94,8 @@ def _part_of(op_type: str, x: Any, name: str | None) -> Tensor:
     if t not in _OF_COMPLEX:
         if op_type == "Real":
             return x   # a real tensor is its own real part (as TF)
-        return _create("ZerosLike", [x], name=name)
-    return _create(op_type, [x], {"T": t, "Tout": _OF_COMPLEX[t]}, name=name)
+        return create_tensor("ZerosLike", [x], name=name)
+    return create_tensor(op_type, [x], {"T": t, "Tout": _OF_COMPLEX[t]}, name=name)
 
 
 def real(input: Any, name: str | None = None) -> Tensor:  # noqa: A002

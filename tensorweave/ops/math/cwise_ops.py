@@ -23,21 +23,15 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, broadcast_shapes
 
 # Values that are plain data (converted to the other operand's dtype); anything else
 # (Tensor, Variable, IndexedSlices...) is symbolic and keeps its own dtype.
 _PLAIN = (np.ndarray, np.generic, int, float, complex, bool, list, tuple, str, bytes)
-
-
-def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None,
-            name: str | None = None) -> Tensor:
-    return get_default_graph().create_op(op_type, inputs, attrs, name=name or op_type).outputs[0]
 
 
 def _is_symbolic(v: Any) -> bool:
@@ -68,9 +62,9 @@ def create_unary(op_type: str, x: Any, name: str | None, arg: str = "x") -> Tens
     """Builds `op_type(x)` named as TF's generated wrappers name it: a plain `x` becomes
     the Const "<op>/<arg>" ("Abs/x") inside the op's scope, which names the op."""
     if isinstance(x, Tensor):
-        return _create(op_type, [x], name=name)
+        return create_tensor(op_type, [x], name=name)
     with name_scope(name, op_type, [x]) as scope:
-        return _create(op_type, [convert_to_tensor(x, name=arg)], name=scope)
+        return create_tensor(op_type, [convert_to_tensor(x, name=arg)], name=scope)
 
 
 def create_binary(op_type: str, x: Any, y: Any, name: str | None,
@@ -82,10 +76,10 @@ def create_binary(op_type: str, x: Any, y: Any, name: str | None,
     scope's name. Two tensors need no scope: the op takes the unique name directly.
     """
     if isinstance(x, Tensor) and isinstance(y, Tensor):
-        return _create(op_type, [x, y], name=name or default_name or op_type)
+        return create_tensor(op_type, [x, y], name=name or default_name or op_type)
     with name_scope(name, default_name or op_type, [x, y]) as scope:
         x, y = binary_inputs(x, y)
-        return _create(op_type, [x, y], name=scope)
+        return create_tensor(op_type, [x, y], name=scope)
 
 
 # ---- dtype classes and build-time checks ---------------------------------------------
@@ -224,19 +218,19 @@ def sum_to_shape(grad: Any, like: Any) -> Tensor:
     if grad.shape.is_fully_defined() and like.shape.is_fully_defined() and \
             grad.shape == like.shape:
         return grad
-    return _create("SumToShape", [grad, like])
+    return create_tensor("SumToShape", [grad, like])
 
 
 def broadcast_to_like(x: Tensor, like: Tensor) -> Tensor:
     """Broadcasts `x` to the run-time shape of `like` (gradients, ones/zeros)."""
     if x.shape.is_fully_defined() and like.shape.is_fully_defined() and x.shape == like.shape:
         return x
-    return _create("BroadcastToLike", [x, like])
+    return create_tensor("BroadcastToLike", [x, like])
 
 
 def _filled_like(value: float, like: Tensor) -> Tensor:
     # A constant broadcast to `like`'s run-time shape: zeros/ones without array_ops.
-    return _create("BroadcastToLike", [convert_to_tensor(value, dtype=like.dtype.base_dtype),
+    return create_tensor("BroadcastToLike", [convert_to_tensor(value, dtype=like.dtype.base_dtype),
                                        like])
 
 
@@ -287,7 +281,7 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
         x = convert_to_tensor(x, name="x")
         if x.dtype.base_dtype == dst:
             return x
-        return _create("Cast", [x], {"SrcT": x.dtype.base_dtype, "DstT": dst}, name=scope)
+        return create_tensor("Cast", [x], {"SrcT": x.dtype.base_dtype, "DstT": dst}, name=scope)
 
 
 def to_float(x: Any, name: str = "ToFloat") -> Any:
@@ -349,12 +343,13 @@ def _(cond: Any, t: Any, e: Any) -> Any:
 def _(op: Operation, grad: Tensor) -> list[Any]:
     cond = op.inputs[0]
     zeros = zeros_like_internal(grad)
-    return [None, _create("Select", [cond, grad, zeros]), _create("Select", [cond, zeros, grad])]
+    return [None, create_tensor("Select", [cond, grad, zeros]),
+            create_tensor("Select", [cond, zeros, grad])]
 
 
 def select(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
     """`tf.select` (TF1 `Select`): x where condition is true, else y."""
     x, y = binary_inputs(x, y)
     cond = convert_to_tensor(condition, dtype=_dt.bool)
-    return _create("Select", [cond, x, y], name=name)
+    return create_tensor("Select", [cond, x, y], name=name)
 

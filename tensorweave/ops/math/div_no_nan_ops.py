@@ -9,11 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.cwise_ops import (
-    _create, _is_float, broadcast_shape, check_dtype, check_same_dtype, create_binary,
-    sum_to_shape)
+    _is_float, broadcast_shape, check_dtype, check_same_dtype, create_binary, sum_to_shape)
 
 div_no_nan_op = define_op("DivNoNan", inputs=("x", "y"))
 
@@ -37,9 +36,9 @@ def _(x: Any, y: Any) -> Any:
 def _(op: Operation, grad: Tensor) -> list[Any]:
     # d/dx = 1/y and d/dy = -x/y^2, both 0 where y == 0 (as TF).
     x, y = op.inputs
-    gx = _create("DivNoNan", [grad, y])
-    gy = _create("Mul", [grad, _create("DivNoNan", [_create("DivNoNan", [
-        _create("Neg", [x]), y]), y])])
+    gx = create_tensor("DivNoNan", [grad, y])
+    gy = create_tensor("Mul", [grad, create_tensor("DivNoNan", [create_tensor("DivNoNan", [
+        create_tensor("Neg", [x]), y]), y])])
     return [sum_to_shape(gx, x), sum_to_shape(gy, y)]
 
 

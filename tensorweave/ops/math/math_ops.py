@@ -21,7 +21,7 @@ from tensorweave.framework.convert import (
     constant_value, contains_tensor, convert_to_tensor, register_tensor_conversion_function)
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.math import cwise_ops as _cw
@@ -41,12 +41,10 @@ from tensorweave.ops.math.reduce_ops import (  # noqa: F401 - re-exported API
     argmax, argmin, matmul, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min,
     reduce_prod, reduce_sum)
 
-_create = _cw._create
-
 
 def _identity(t: Any, name: str | None = None) -> Tensor:
     # tf.identity by op name: its stanza is in ops.array, which builds on this family.
-    return _create("Identity", [convert_to_tensor(t, as_ref=True)], name=name)
+    return create_tensor("Identity", [convert_to_tensor(t, as_ref=True)], name=name)
 
 # ---- AddN ----------------------------------------------------------------------------
 add_n_op = define_op("AddN", inputs=("inputs*",))
@@ -105,7 +103,7 @@ def add_n(inputs: Any, name: str | None = None) -> Tensor:
         if name:
             return _identity(tensors[0], name=name)
         return tensors[0]
-    return _create("AddN", [tensors], name=name)
+    return create_tensor("AddN", [tensors], name=name)
 
 
 # ---- BroadcastTo ---------------------------------------------------------------------
@@ -152,7 +150,7 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
         shape = convert_to_tensor(shape, name="shape")
     elif not isinstance(shape, Tensor):
         shape = convert_to_tensor(np.asarray(shape, dtype=np.int32))
-    return _create("BroadcastTo", [x, shape], name=name)
+    return create_tensor("BroadcastTo", [x, shape], name=name)
 
 
 # ---- Where (indices of true elements) -------------------------------------------------
@@ -184,7 +182,7 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
         >>> tf.where([[True, False], [False, True]])   # [[0, 0], [1, 1]]
     """
     if x is None and y is None:
-        return _create("Where", [convert_to_tensor(condition)], name=name)
+        return create_tensor("Where", [convert_to_tensor(condition)], name=name)
     if x is None or y is None:
         raise ValueError("tf.where: x and y must both be given or both be None "
                          f"(got x={x!r}, y={y!r}).")
@@ -235,7 +233,7 @@ def _(data: Any, ids: Any, num: Any) -> Any:
 @segment_sum_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     _, ids, num = op.inputs
-    return [_create("UnsortedSegmentSumGrad", [grad, ids, num]), None, None]
+    return [create_tensor("UnsortedSegmentSumGrad", [grad, ids, num]), None, None]
 
 
 # grad[ids] with rows of negative (dropped) ids set to zero: the data gradient.
@@ -261,7 +259,7 @@ def _(grad: Any, ids: Any, num: Any) -> Any:
 @segment_grad_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     _, ids, num = op.inputs
-    return [_create("UnsortedSegmentSum", [grad, ids, num]), None, None]
+    return [create_tensor("UnsortedSegmentSum", [grad, ids, num]), None, None]
 
 
 def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
@@ -276,7 +274,7 @@ def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
     data = convert_to_tensor(data)
     ids = convert_to_tensor(segment_ids)
     num = convert_to_tensor(num_segments)
-    return _create("UnsortedSegmentSum", [data, ids, num], name=name)
+    return create_tensor("UnsortedSegmentSum", [data, ids, num], name=name)
 
 
 def _indexed_slices_to_dense(slices: IndexedSlices, dtype: Any = None, name: str | None = None,
@@ -294,7 +292,7 @@ def _indexed_slices_to_dense(slices: IndexedSlices, dtype: Any = None, name: str
         rows = convert_to_tensor(np.int32(np.ravel(value)[0]))
     else:
         rows = slices.dense_shape[0]  # dynamic: Tensor.__getitem__ from array_ops
-    return _create("UnsortedSegmentSum", [slices.values, slices.indices, rows],
+    return create_tensor("UnsortedSegmentSum", [slices.values, slices.indices, rows],
                    name=name or "IndexedSlicesToDense")
 
 

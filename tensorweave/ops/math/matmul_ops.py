@@ -14,11 +14,10 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, broadcast_shapes
-from tensorweave.ops.math.cwise_ops import (
-    _create, _is_numeric, check_dtype, check_same_dtype, sum_to_shape)
+from tensorweave.ops.math.cwise_ops import _is_numeric, check_dtype, check_same_dtype, sum_to_shape
 from tensorweave.runtime import intra_op
 
 
@@ -111,8 +110,8 @@ def _(x: Any, y: Any, *, adj_x: bool, adj_y: bool) -> Any:
 
 def _mm(a: Tensor, b: Tensor, ta: bool = False, tb: bool = False) -> Tensor:
     if a.shape.ndims == 2 and b.shape.ndims == 2:
-        return _create("MatMul", [a, b], {"transpose_a": ta, "transpose_b": tb})
-    return _create("BatchMatMulV2", [a, b], {"adj_x": ta, "adj_y": tb})
+        return create_tensor("MatMul", [a, b], {"transpose_a": ta, "transpose_b": tb})
+    return create_tensor("BatchMatMulV2", [a, b], {"adj_x": ta, "adj_y": tb})
 
 
 def _matmul_grads(a: Tensor, b: Tensor, g: Tensor, ta: bool, tb: bool) -> list[Any]:
@@ -159,6 +158,6 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
     ta, tb = transpose_a or adjoint_a, transpose_b or adjoint_b
     ra, rb = a.shape.ndims, b.shape.ndims
     if (ra is None or ra == 2) and (rb is None or rb == 2):
-        return _create("MatMul", [a, b], {"transpose_a": ta, "transpose_b": tb},
+        return create_tensor("MatMul", [a, b], {"transpose_a": ta, "transpose_b": tb},
                        name=name or "MatMul")
-    return _create("BatchMatMulV2", [a, b], {"adj_x": ta, "adj_y": tb}, name=name or "MatMul")
+    return create_tensor("BatchMatMulV2", [a, b], {"adj_x": ta, "adj_y": tb}, name=name or "MatMul")

@@ -19,12 +19,11 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, contains_tensor, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.math.binary_ops import equal, multiply
-from tensorweave.ops.math.cwise_ops import (
-    _create, _is_bool, _is_numeric, cast, check_dtype)
+from tensorweave.ops.math.cwise_ops import _is_bool, _is_numeric, cast, check_dtype
 from tensorweave.ops.math.matmul_ops import matmul as matmul  # noqa: F401 - re-exported API
 
 
@@ -57,7 +56,7 @@ def _reduction_axis(x: Tensor, axis: Any) -> Tensor:
         if x.shape.ndims is not None:
             # TF's all-axes constant is a plain "Const" beside the reduction op.
             return convert_to_tensor(np.arange(x.shape.ndims, dtype=np.int32), name="Const")
-        return _create("ReductionAllAxes", [x])
+        return create_tensor("ReductionAllAxes", [x])
     if isinstance(axis, Tensor) or contains_tensor(axis) or not isinstance(
             axis, (int, np.integer, list, tuple, np.ndarray)):
         return convert_to_tensor(axis, name="reduction_indices")
@@ -177,12 +176,12 @@ def _(grad: Any, like: Any, axis: Any, *, keep_dims: bool, mean: bool) -> Any:
 def _(op: Operation, grad: Tensor) -> list[Any]:
     axis = op.inputs[2]
     kind = "Mean" if op.get_attr("mean") else "Sum"
-    return [_create(kind, [grad, axis], {"keep_dims": op.get_attr("keep_dims")}), None, None]
+    return [create_tensor(kind, [grad, axis], {"keep_dims": op.get_attr("keep_dims")}), None, None]
 
 
 def _grad_broadcast(grad: Tensor, op: Operation, mean: bool = False) -> Tensor:
     x, axis = op.inputs
-    return _create("ReduceGradBroadcast", [grad, x, axis],
+    return create_tensor("ReduceGradBroadcast", [grad, x, axis],
                    {"keep_dims": op.get_attr("keep_dims"), "mean": mean})
 
 
@@ -201,8 +200,8 @@ def _max_min_grad(op: Operation, grad: Tensor) -> list[Any]:
     x, axis = op.inputs
     y_b = _grad_broadcast(op.outputs[0], op)
     ind = cast(equal(x, y_b), grad.dtype)
-    count = _create("Sum", [ind, axis], {"keep_dims": op.get_attr("keep_dims")})
-    share = _create("RealDiv", [ind, _grad_broadcast(count, op)])
+    count = create_tensor("Sum", [ind, axis], {"keep_dims": op.get_attr("keep_dims")})
+    share = create_tensor("RealDiv", [ind, _grad_broadcast(count, op)])
     return [multiply(share, _grad_broadcast(grad, op)), None]
 
 
@@ -241,7 +240,7 @@ def _(op: Operation, grad: Tensor) -> list[Any]:
 @prod_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     x, axis = op.inputs
-    return [multiply(_create("ProdGrad", [x, axis]), _grad_broadcast(grad, op)), None]
+    return [multiply(create_tensor("ProdGrad", [x, axis]), _grad_broadcast(grad, op)), None]
 
 
 def _reduce(op_type: str, input_tensor: Any, axis: Any, keepdims: Any, name: str | None,
@@ -257,12 +256,12 @@ def _reduce(op_type: str, input_tensor: Any, axis: Any, keepdims: Any, name: str
     dtype = _dt.bool if op_type in ("Any", "All") else None
     if axis is None:
         x = convert_to_tensor(input_tensor, dtype=dtype)
-        return _create(op_type, [x, _reduction_axis(x, None)], {"keep_dims": keep}, name=name)
+        return create_tensor(op_type, [x, _reduction_axis(x, None)], {"keep_dims": keep}, name=name)
     # As TF's op wrappers: a given axis is converted inside the op's own scope
     # ("Mean/reduction_indices"), as is a plain input ("Sum/input").
     with name_scope(name, op_type, [input_tensor, axis]) as scope:
         x = convert_to_tensor(input_tensor, dtype=dtype, name="input")
-        return _create(op_type, [x, _reduction_axis(x, axis)], {"keep_dims": keep},
+        return create_tensor(op_type, [x, _reduction_axis(x, axis)], {"keep_dims": keep},
                        name=scope)
 
 
@@ -359,13 +358,13 @@ def _arg(op_type: str, input: Any, axis: Any, name: str | None, dimension: Any,
     axis = 0 if axis is None else axis
     attrs = {"output_type": _dt.as_dtype(output_type)}
     if isinstance(input, Tensor) and isinstance(axis, Tensor):
-        return _create(op_type, [input, axis], attrs, name=name)
+        return create_tensor(op_type, [input, axis], attrs, name=name)
     # TF's op-wrapper scope: plain arguments become "ArgMax/input", "ArgMax/dimension".
     with name_scope(name, op_type, [input, axis]) as scope:
         x = convert_to_tensor(input, name="input")
         dim = axis if isinstance(axis, Tensor) else convert_to_tensor(np.int32(axis),
                                                                       name="dimension")
-        return _create(op_type, [x, dim], attrs, name=scope)
+        return create_tensor(op_type, [x, dim], attrs, name=scope)
 
 
 def argmax(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002

@@ -17,10 +17,10 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.binary_ops import multiply
-from tensorweave.ops.math.cwise_ops import _create, _is_numeric, check_dtype
+from tensorweave.ops.math.cwise_ops import _is_numeric, check_dtype
 
 
 def _check_axis_static(op_type: str, x: Tensor, axis: Tensor) -> None:
@@ -101,7 +101,7 @@ def _scan_attrs(op: Operation, flip: bool = False) -> dict[str, Any]:
 @cumsum_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     # Each input feeds every output on its scan side: the adjoint scans the other way.
-    return [_create("Cumsum", [grad, op.inputs[1]], _scan_attrs(op, flip=True)), None]
+    return [create_tensor("Cumsum", [grad, op.inputs[1]], _scan_attrs(op, flip=True)), None]
 
 
 @cumprod_op.gradient
@@ -110,8 +110,8 @@ def _(op: Operation, grad: Tensor) -> list[Any]:
     # (reverse-direction cumsum of y * grad) / x. As in TF, this divides by x, so it is
     # only valid where x is nonzero.
     x, axis = op.inputs
-    summed = _create("Cumsum", [multiply(op.outputs[0], grad), axis], _scan_attrs(op, True))
-    return [_create("RealDiv", [summed, x]), None]
+    summed = create_tensor("Cumsum", [multiply(op.outputs[0], grad), axis], _scan_attrs(op, True))
+    return [create_tensor("RealDiv", [summed, x]), None]
 
 
 def _axis_tensor(axis: Any) -> Tensor:
@@ -130,7 +130,7 @@ def _scan_public(op_type: str, x: Any, axis: Any, exclusive: bool, reverse: bool
     # As TF: the op's scope holds "<op>/x" and "<op>/axis"; the op takes its name.
     with name_scope(name, op_type, [x]) as scope:
         t = convert_to_tensor(x, name="x")
-        return _create(op_type, [t, _axis_tensor(axis)],
+        return create_tensor(op_type, [t, _axis_tensor(axis)],
                        {"exclusive": bool(exclusive), "reverse": bool(reverse)}, name=scope)
 
 

@@ -22,11 +22,11 @@ from tensorweave.framework.op_def import get_op_def
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.binary_ops import (
     _binary, _define_binary, add, multiply, not_equal, subtract)
-from tensorweave.ops.math.cwise_ops import (
-    _create, _is_float, _is_real_float, cast, sum_to_shape)
+from tensorweave.ops.math.cwise_ops import _is_float, _is_real_float, cast, sum_to_shape
 from tensorweave.ops.math.div_no_nan_ops import div_no_nan
 from tensorweave.ops.math.unary_ops import (
     _define_unary, abs, conj, cos, exp, negative, reciprocal, rsqrt, square)
+from tensorweave.ops.op_author import create_tensor
 
 
 # ---- kernels -------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def _nonzero(x: Tensor) -> Tensor:
 @atan2_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
     y, x = op.inputs
-    grad_inv = _create("RealDiv", [grad, add(square(x), square(y))])
+    grad_inv = create_tensor("RealDiv", [grad, add(square(x), square(y))])
     return [sum_to_shape(multiply(x, grad_inv), y),
             sum_to_shape(multiply(negative(y), grad_inv), x)]
 
@@ -246,7 +246,7 @@ def _(op: Operation, grad: Tensor) -> list[Any]:
 
 # ---- public wrappers -----------------------------------------------------------------
 def _unary(op_type: str, x: Any, name: str | None) -> Tensor:
-    return _create(op_type, [convert_to_tensor(x)], name=name)
+    return create_tensor(op_type, [convert_to_tensor(x)], name=name)
 
 
 def tan(x: Any, name: str | None = None) -> Tensor:

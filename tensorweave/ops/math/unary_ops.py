@@ -14,12 +14,11 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.binary_ops import add, multiply, pow, subtract
 from tensorweave.ops.math.cwise_ops import (
-    create_unary,
-    _create, _is_bool, _is_float, _is_numeric, check_dtype)
+    create_unary, _is_bool, _is_float, _is_numeric, check_dtype)
 
 
 # ---- unary ops -----------------------------------------------------------------------
@@ -83,7 +82,7 @@ def _(op: Operation, grad: Tensor) -> list[Any]:
 
 @sqrt_op.gradient
 def _(op: Operation, grad: Tensor) -> list[Any]:
-    return [_create("RealDiv", [multiply(grad, 0.5), op.outputs[0]])]
+    return [create_tensor("RealDiv", [multiply(grad, 0.5), op.outputs[0]])]
 
 
 @rsqrt_op.gradient

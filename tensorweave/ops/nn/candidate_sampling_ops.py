@@ -24,7 +24,7 @@ from tensorweave.framework import errors
 from tensorweave.framework import file_access as _files
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import REQUIRED, OpDef, define_op
+from tensorweave.ops.op_author import REQUIRED, OpDef, define_op
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value

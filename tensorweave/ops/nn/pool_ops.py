@@ -15,7 +15,7 @@ from typing import Any, cast
 import numpy as np
 
 from tensorweave.framework.convert import constant, constant_value, convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.nn.window_geometry import (

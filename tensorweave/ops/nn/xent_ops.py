@@ -19,7 +19,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.nn.nn_ops import check_float, create, norm_axis, same_dtype, same_shape

@@ -22,7 +22,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph, name_scope
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 

@@ -18,10 +18,10 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array.array_util import _create
+
 from tensorweave.ops.random.random_ops import _rng, _seed_attrs
 
 multinomial_op = define_op("Multinomial", inputs=("logits", "num_samples"),
@@ -95,7 +95,7 @@ def multinomial(logits: Any, num_samples: Any, seed: int | None = None,
         logits = convert_to_tensor(logits, name="logits")
         with name_scope(None, "Multinomial", [logits, num_samples]) as scope:
             n = convert_to_tensor(num_samples, dtype=_dt.int32, name="num_samples")
-            return _create("Multinomial", [logits, n], attrs, scope).outputs[0]
+            return create_op("Multinomial", [logits, n], attrs, scope).outputs[0]
 
 
 def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: int | None = None,

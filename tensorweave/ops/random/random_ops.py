@@ -23,10 +23,10 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.array.array_util import _create, _int_tensor, shape_from_tensor
+from tensorweave.ops.array.array_util import _int_tensor, shape_from_tensor
 from tensorweave.ops.math import math_ops
 
 DEFAULT_GRAPH_SEED = 87654321
@@ -195,7 +195,7 @@ def _seed_attrs(seed: int | None) -> dict[str, Any]:
 
 def _float_random(op_type: str, shape: Tensor, dtype: _dt.DType, seed: int | None) -> Tensor:
     attrs = {"dtype": dtype, **_seed_attrs(seed)}
-    return _create(op_type, [shape], attrs, None).outputs[0]
+    return create_op(op_type, [shape], attrs, None).outputs[0]
 
 
 def _normal(op_type: str, default_name: str, shape: Any, mean: Any, stddev: Any, dtype: Any,
@@ -266,7 +266,7 @@ def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any =
         lo = convert_to_tensor(minval, dtype=dt, name="min")
         hi = convert_to_tensor(maxval, dtype=dt, name="max")
         if dt.is_integer:
-            return _create("RandomUniformInt", [shp, lo, hi], _seed_attrs(seed),
+            return create_op("RandomUniformInt", [shp, lo, hi], _seed_attrs(seed),
                            scope).outputs[0]
         sample = _float_random("RandomUniform", shp, dt, seed)
         return math_ops.add(sample * (hi - lo), lo, name=scope)
@@ -280,7 +280,7 @@ def random_shuffle(value: Any, seed: int | None = None, name: str | None = None)
     """
     with name_scope(name, "RandomShuffle", [value]) as scope:
         value = convert_to_tensor(value, name="value")
-        return _create("RandomShuffle", [value], _seed_attrs(seed), scope).outputs[0]
+        return create_op("RandomShuffle", [value], _seed_attrs(seed), scope).outputs[0]
 
 
 __all__ = ["random_normal", "truncated_normal", "random_uniform", "random_shuffle",

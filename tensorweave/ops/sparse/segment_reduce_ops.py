@@ -19,7 +19,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops

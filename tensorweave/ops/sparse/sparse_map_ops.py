@@ -25,7 +25,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.graph import colocate_with, get_default_graph
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Operation, Tensor
@@ -222,7 +222,7 @@ take_op.no_gradient()
 
 
 # ---- wrappers ----------------------------------------------------------------------------
-def _create(op_type: str, sp: Any, container: str | None, shared_name: str | None,
+def _add_to_map(op_type: str, sp: Any, container: str | None, shared_name: str | None,
             name: str | None) -> Tensor:
     if isinstance(sp, SparseTensorValue):
         sp = SparseTensor.from_value(sp)
@@ -246,7 +246,7 @@ def add_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue,
     Example:
         >>> h = add_sparse_to_tensors_map(tf.SparseTensor([[0]], [1.0], [3]))
     """
-    return _create("AddSparseToTensorsMap", sp_input, container, shared_name, name)
+    return _add_to_map("AddSparseToTensorsMap", sp_input, container, shared_name, name)
 
 
 def add_many_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue,
@@ -259,7 +259,7 @@ def add_many_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue,
     Example:
         >>> hs = add_many_sparse_to_tensors_map(tf.SparseTensor([[1, 0]], [2.0], [3, 4]))
     """
-    return _create("AddManySparseToTensorsMap", sp_input, container, shared_name, name)
+    return _add_to_map("AddManySparseToTensorsMap", sp_input, container, shared_name, name)
 
 
 def take_many_sparse_from_tensors_map(sparse_map_op: Operation, sparse_handles: Any,

@@ -15,7 +15,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array import array_ops

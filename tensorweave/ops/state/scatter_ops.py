@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_colocated, define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.state.state_ops import _check_ref, _create, _invalid, _maybe_lock, _ref_of
+from tensorweave.ops.state.state_ops import _check_ref, _invalid, _maybe_lock, _ref_of
 from tensorweave.runtime.resource_mgr import VariableResource
 from tensorweave.runtime.update_gate import gated_update
 
@@ -102,7 +102,7 @@ def build_scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_lockin
     with r.graph.as_default():
         idx = convert_to_tensor(indices)
         upd = convert_to_tensor(updates, dtype=r.dtype.base_dtype)
-    return _create(op_type, [r, idx, upd], {"use_locking": bool(use_locking)}, name)
+    return create_colocated(op_type, [r, idx, upd], {"use_locking": bool(use_locking)}, name)
 
 
 def scatter_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False,

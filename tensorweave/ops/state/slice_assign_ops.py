@@ -17,10 +17,10 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_colocated, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array.slice_ops import _MASKS, _np_index
-from tensorweave.ops.state.state_ops import _check_ref, _create, _maybe_lock, _ref_of
+from tensorweave.ops.state.state_ops import _check_ref, _maybe_lock, _ref_of
 from tensorweave.runtime.resource_mgr import VariableResource
 from tensorweave.runtime.update_gate import gated_update
 
@@ -84,7 +84,7 @@ def strided_slice_assign(ref: Any, begin: Any, end: Any, strides: Any, value: An
     attrs = {"begin_mask": begin_mask, "end_mask": end_mask, "ellipsis_mask": ellipsis_mask,
              "new_axis_mask": new_axis_mask, "shrink_axis_mask": shrink_axis_mask,
              "use_locking": bool(use_locking)}
-    return _create("StridedSliceAssign", [r, *ins, val], attrs, name)
+    return create_colocated("StridedSliceAssign", [r, *ins, val], attrs, name)
 
 
 def attach_slice_assign(variable: Any, sliced: Tensor) -> Tensor:

@@ -24,7 +24,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_colocated, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.runtime.resource_mgr import VariableResource
@@ -272,14 +272,6 @@ def _encloses(outer: Any, inner: Any) -> bool:
     return False
 
 
-def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any], name: str | None) -> Tensor:
-    # Updates are placed with their variable: on a ps task in distributed training.
-    ref = inputs[0]
-    g = ref.graph
-    with g.colocate_with(ref.op):
-        return g.create_op(op_type, inputs, attrs, name=name or op_type).outputs[0]
-
-
 def assign(ref: Any, value: Any, validate_shape: bool | None = None,
            use_locking: bool | None = None, name: str | None = None) -> Tensor:
     """`tf.assign`: stores `value` in the variable; returns the variable's reference.
@@ -291,7 +283,7 @@ def assign(ref: Any, value: Any, validate_shape: bool | None = None,
     r = _ref_of(ref)
     with r.graph.as_default():
         val = convert_to_tensor(value, dtype=r.dtype.base_dtype)
-    return _create("Assign", [r, val], {
+    return create_colocated("Assign", [r, val], {
         "validate_shape": True if validate_shape is None else bool(validate_shape),
         "use_locking": True if use_locking is None else bool(use_locking)}, name)
 
@@ -301,7 +293,7 @@ def _binary(op_type: str, ref: Any, value: Any, use_locking: bool | None,
     r = _ref_of(ref)
     with r.graph.as_default():
         val = convert_to_tensor(value, dtype=r.dtype.base_dtype)
-    return _create(op_type, [r, val], {"use_locking": bool(use_locking)}, name)
+    return create_colocated(op_type, [r, val], {"use_locking": bool(use_locking)}, name)
 
 
 def assign_add(ref: Any, value: Any, use_locking: bool | None = None,
@@ -332,7 +324,7 @@ def is_variable_initialized(ref: Any, name: str | None = None) -> Tensor:
         False
     """
     r = _ref_of(ref)
-    return _create("IsVariableInitialized", [r], {}, name or "IsVariableInitialized")
+    return create_colocated("IsVariableInitialized", [r], {}, name or "IsVariableInitialized")
 
 
 __all__ = ["assign", "assign_add", "assign_sub", "is_variable_initialized", "variable_op_v2"]

@@ -23,11 +23,11 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array import fill_ops as _fill_ops  # noqa: F401 - registers InvertPermutation
-from tensorweave.ops.math.cwise_ops import _create
+
 
 # TF's Bincount accepts these weight dtypes; float16 is added because tf.bincount
 # with weights is unsorted_segment_sum in TF1 python, which takes half too.
@@ -122,7 +122,7 @@ def invert_permutation(x: Any, name: str | None = None) -> Tensor:
     value = constant_value(t)
     if value is not None:
         _check_permutation(t.name, np.asarray(value).reshape(-1))
-    return _create("InvertPermutation", [t], name=name or "InvertPermutation")
+    return create_tensor("InvertPermutation", [t], name=name or "InvertPermutation")
 
 
 def _check_permutation(tensor_name: str, p: np.ndarray) -> None:

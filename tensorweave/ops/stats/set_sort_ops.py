@@ -18,11 +18,11 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant, constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array.array_util import _create
+
 from tensorweave.ops.array.fill_ops import transpose
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.unique_ops import unique_op
@@ -84,7 +84,7 @@ def setdiff1d(x: Any, y: Any, index_dtype: Any = _dt.int32, name: str | None = N
     """
     xt = convert_to_tensor(x, name="x")
     yt = convert_to_tensor(y, dtype=xt.dtype.base_dtype, name="y")
-    return op_result(_create("ListDiff", [xt, yt], {"out_idx": _dt.as_dtype(index_dtype)},
+    return op_result(create_op("ListDiff", [xt, yt], {"out_idx": _dt.as_dtype(index_dtype)},
                              name))
 
 
@@ -122,7 +122,7 @@ def unique_with_counts(x: Any, out_idx: Any = _dt.int32, name: str | None = None
         >>> # y = [1, 2, 4], idx = [0, 0, 1, 2, 2, 2], count = [2, 1, 3]
     """
     xt = convert_to_tensor(x, name="x")
-    return op_result(_create("UniqueWithCounts", [xt], {"out_idx": _dt.as_dtype(out_idx)},
+    return op_result(create_op("UniqueWithCounts", [xt], {"out_idx": _dt.as_dtype(out_idx)},
                              name))
 
 

@@ -25,8 +25,9 @@ from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow import assert_ops
 from tensorweave.ops.math import math_ops
+from tensorweave.ops.op_author import create_tensor
 from tensorweave.ops.stats.count_ops import bincount_op  # noqa: F401 - registers Bincount
-from tensorweave.ops.math.cwise_ops import _create
+
 from tensorweave.ops.math.reduce_ops import _reduced_shape, _reduction_axis
 from tensorweave.framework.tensor_shape import dimension_value
 
@@ -258,7 +259,7 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
         else:
             w = convert_to_tensor(np.zeros([0], _dt.as_dtype(dtype).as_numpy_dtype),
                                   name="weights")
-        return _create("Bincount", [a, size, w], name="Bincount")
+        return create_tensor("Bincount", [a, size, w], name="Bincount")
 
 
 # ---- confusion matrix ----------------------------------------------------------------

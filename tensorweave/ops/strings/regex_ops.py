@@ -19,7 +19,7 @@ import tensorweave.ops.io.tf_checkpoint_ops  # noqa: F401 (registers StaticRegex
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.strings._util import (as_bytes, attr_text, check_string, map_strings,
                                            scalar_bytes, string_input)

@@ -17,7 +17,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import (constant, constant_value, contains_tensor,
                                            convert_to_tensor)
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape

@@ -36,7 +36,8 @@ from tensorweave.ops.array.core_ops import identity as _identity
 from tensorweave.ops.array.core_ops import no_op
 from tensorweave.ops.array.fill_ops import range as _range
 from tensorweave.ops.math.math_ops import cast
-from tensorweave.ops.tensor_array.tensor_array_ops import _create, shape_attr, zeros_flow
+from tensorweave.ops.op_author import create_op
+from tensorweave.ops.tensor_array.tensor_array_ops import shape_attr, zeros_flow
 
 __all__ = ["TensorArray", "build_ta_with_new_flow"]
 
@@ -124,7 +125,7 @@ class TensorArray:
 
     def _new_flow(self, size_t: Tensor, scope: str, clear_after_read: bool | None,
                   tensor_array_name: str | None, infer_shape: bool) -> Tensor:
-        return _create("TensorArrayFlowNew", [size_t], {
+        return create_op("TensorArrayFlowNew", [size_t], {
                 "dtype": self._dtype, "element_shape": shape_attr(self.element_shape),
                 "dynamic_size": self._dynamic_size,
                 "clear_after_read": True if clear_after_read is None else clear_after_read,
@@ -206,7 +207,7 @@ class TensorArray:
     # ---- single elements --------------------------------------------------------
     def read(self, index: Any, name: str | None = None) -> Tensor:
         """Element `index` (a scalar int32)."""
-        return _create("TensorArrayFlowRead", [self._flow, _index(index)], {
+        return create_op("TensorArrayFlowRead", [self._flow, _index(index)], {
             "dtype": self._dtype, "element_shape": shape_attr(self.element_shape)},
             name=name or "TensorArrayReadV3").outputs[0]
 
@@ -216,7 +217,7 @@ class TensorArray:
             value = self._value(value)
             self._check_element_shape(value.shape)
             with self._colocated(value):
-                flow = _create("TensorArrayFlowWrite", [self._flow, _index(index), value],
+                flow = create_op("TensorArrayFlowWrite", [self._flow, _index(index), value],
                                name="TensorArrayWriteV3").outputs[0]
         return self._with_flow(flow)
 
@@ -224,7 +225,7 @@ class TensorArray:
     def gather(self, indices: Any, name: str | None = None) -> Tensor:
         """The elements at `indices`, stacked along a new dim 0."""
         indices = convert_to_tensor(indices, dtype=_dt.int32, name="indices")
-        return _create("TensorArrayFlowGather", [self._flow, indices], {
+        return create_op("TensorArrayFlowGather", [self._flow, indices], {
             "dtype": self._dtype, "element_shape": shape_attr(self.element_shape)},
             name=name or "TensorArrayGatherV3").outputs[0]
 
@@ -245,7 +246,7 @@ class TensorArray:
                                           unknown_shape())
             indices = convert_to_tensor(indices, dtype=_dt.int32, name="indices")
             with self._colocated(value):
-                flow = _create("TensorArrayFlowScatter", [self._flow, indices, value],
+                flow = create_op("TensorArrayFlowScatter", [self._flow, indices, value],
                                name="TensorArrayScatterV3").outputs[0]
         return self._with_flow(flow)
 
@@ -260,7 +261,7 @@ class TensorArray:
         """All elements concatenated along their dim 0."""
         es = self.element_shape
         tail = es[1:] if es.ndims else unknown_shape()
-        value, _ = _create("TensorArrayFlowConcat", [self._flow], {
+        value, _ = create_op("TensorArrayFlowConcat", [self._flow], {
             "dtype": self._dtype, "element_shape_except0": shape_attr(tail)},
             name=name or "TensorArrayConcatV3").outputs
         return value
@@ -279,14 +280,14 @@ class TensorArray:
                     self._check_element_shape(
                         TensorShape([int(known[0])]).concatenate(value.shape[1:]))
             with self._colocated(value):
-                flow = _create("TensorArrayFlowSplit", [self._flow, value, lengths64],
+                flow = create_op("TensorArrayFlowSplit", [self._flow, value, lengths64],
                                name="TensorArraySplitV3").outputs[0]
         return self._with_flow(flow)
 
     # ---- the array itself -------------------------------------------------------
     def size(self, name: str | None = None) -> Tensor:
         """The number of elements (int32 scalar)."""
-        return _create("TensorArrayFlowSize", [self._flow],
+        return create_op("TensorArrayFlowSize", [self._flow],
                        name=name or "TensorArraySizeV3").outputs[0]
 
     def close(self, name: str | None = None) -> Operation:

@@ -26,19 +26,13 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.op_def import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims, unknown_shape
 from tensorweave.ops.array.array_ops import expand_dims, reshape, squeeze
 from tensorweave.ops.tensor_array.value import TensorArrayValue, unwrap
 
 _SCALAR = TensorShape([])
-
-
-def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None,
-            name: str | None = None) -> Operation:
-    return get_default_graph().create_op(op_type, inputs, attrs or {}, name=name or op_type)
 
 
 def _flow_out(*_: Any, **__: Any) -> Any:
@@ -188,7 +182,7 @@ def _(op: Operation, grad_flow: Any) -> Any:
     if grad_flow is None:
         return [None, None, None]
     index, value = op.inputs[1], op.inputs[2]
-    g = _create("TensorArrayFlowGradGather",
+    g = create_op("TensorArrayFlowGradGather",
                 [grad_flow, reshape(index, [1]), expand_dims(value, 0)]).outputs[0]
     return [grad_flow, None, squeeze(g, [0])]
 
@@ -196,7 +190,7 @@ def _(op: Operation, grad_flow: Any) -> Any:
 @read_op.gradient
 def _(op: Operation, grad: Any) -> Any:
     flow, index = op.inputs[0], op.inputs[1]
-    g = _create("TensorArrayFlowGradScatter",
+    g = create_op("TensorArrayFlowGradScatter",
                 [flow, reshape(index, [1]), expand_dims(convert_to_tensor(grad), 0)])
     return [g.outputs[0], None]
 
@@ -225,7 +219,7 @@ def _(ctx: Any, step: Any, flow: Any, indices: Any, *, dtype: Any, element_shape
 @gather_op.gradient
 def _(op: Operation, grad: Any) -> Any:
     flow, indices = op.inputs[0], op.inputs[1]
-    g = _create("TensorArrayFlowGradScatter", [flow, indices, convert_to_tensor(grad)])
+    g = create_op("TensorArrayFlowGradScatter", [flow, indices, convert_to_tensor(grad)])
     return [g.outputs[0], None]
 
 
@@ -250,7 +244,7 @@ def _(op: Operation, grad_flow: Any) -> Any:
     if grad_flow is None:
         return [None, None, None]
     indices, value = op.inputs[1], op.inputs[2]
-    g = _create("TensorArrayFlowGradGather", [grad_flow, indices, value]).outputs[0]
+    g = create_op("TensorArrayFlowGradGather", [grad_flow, indices, value]).outputs[0]
     return [grad_flow, None, g]
 
 
@@ -310,7 +304,7 @@ def _(grad_flow: Any, like: Any, lengths: Any) -> Any:
 def _(op: Operation, grad: Any, _lengths_grad: Any) -> Any:
     if grad is None:
         return [None]
-    g = _create("TensorArrayFlowGradSplit",
+    g = create_op("TensorArrayFlowGradSplit",
                 [op.inputs[0], convert_to_tensor(grad), op.outputs[1]])
     return [g.outputs[0]]
 
@@ -329,18 +323,18 @@ def _(op: Operation, grad_flow: Any) -> Any:
     if grad_flow is None:
         return [None, None, None]
     value, lengths = op.inputs[1], op.inputs[2]
-    g = _create("TensorArrayFlowGradConcat", [grad_flow, value, lengths]).outputs[0]
+    g = create_op("TensorArrayFlowGradConcat", [grad_flow, value, lengths]).outputs[0]
     return [grad_flow, g, None]
 
 
 def add_flow_grads(parts: list[Tensor]) -> Tensor:
     """The sum of several gradient flows (element-wise), for `tf.gradients`."""
-    return _create("TensorArrayFlowAddGrads", [parts]).outputs[0]
+    return create_op("TensorArrayFlowAddGrads", [parts]).outputs[0]
 
 
 def zeros_flow(flow: Tensor) -> Tensor:
     """A gradient flow of the same size as `flow` with nothing written (all zeros)."""
-    return _create("TensorArrayFlowZeros", [flow]).outputs[0]
+    return create_op("TensorArrayFlowZeros", [flow]).outputs[0]
 
 
 def shape_attr(shape: TensorShape) -> Any:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.framework.op_def import define_op
+from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.runtime import intra_op
 from tensorweave.runtime.resource_mgr import VariableResource
