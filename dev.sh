@@ -26,6 +26,7 @@ checks() {
   echo "import layers: ${out##*$'\n'}"
   .venv/bin/ruff check --quiet . || return 1
   .venv/bin/mypy || return 1
+  .venv/bin/python tools/sizes.py || return 1
 }
 cmd=${1:-test}
 shift || true
