@@ -44,12 +44,15 @@ class OpDef:
     """An op's stanza: inputs, attrs, shape function, kernels and gradient."""
 
     def __init__(self, name: str, inputs: tuple[str, ...], attrs: dict[str, Any],
-                 stateful: bool, where: str) -> None:
+                 stateful: bool, where: str, module: str | None = None) -> None:
         self.name = name
         self.inputs = tuple(_parse_input(i) for i in inputs)
         self.attrs = dict(attrs)
         self.stateful = stateful
-        self.where = where
+        self.where = where  # file:line of the define_op call
+        # The module whose import defined the op (through a definer such as
+        # define_apply too): tools/check_ops_modules.py holds ops/ to defining ops.
+        self.module = module
         self.shape_fn: Callable[..., Any] | None = None
         self.kernels: dict[str, KernelReg] = {}
         self.grad_fn: Callable[..., Any] | None = None
@@ -133,8 +136,12 @@ def define_op(name: str, inputs: tuple[str, ...] = (), attrs: dict[str, Any] | N
         raise ValueError(f"Op {name!r} is already registered (first defined at "
                          f"{_REGISTRY[name].where}); op names must be unique.")
     frame = sys._getframe(1)  # cheap, unlike inspect.stack(): import time matters
+    top: Any = frame
+    while top is not None and top.f_code.co_name != "<module>":
+        top = top.f_back
     op = OpDef(name, tuple(inputs), attrs or {}, stateful,
-               f"{frame.f_code.co_filename}:{frame.f_lineno}")
+               f"{frame.f_code.co_filename}:{frame.f_lineno}",
+               top.f_globals.get("__name__") if top is not None else None)
     _REGISTRY[name] = op
     return op
 
