@@ -27,6 +27,7 @@ checks() {
   .venv/bin/ruff check --quiet . || return 1
   .venv/bin/mypy || return 1
   .venv/bin/python tools/sizes.py || return 1
+  .venv/bin/python tools/check_ops_modules.py || return 1  # ops/ holds op definitions only
 }
 cmd=${1:-test}
 shift || true

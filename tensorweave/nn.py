@@ -46,11 +46,11 @@ from tensorweave.ops.nn.candidate_sampling_ops import (
     uniform_candidate_sampler as uniform_candidate_sampler)
 from tensorweave.ops.nn.sampled_losses import (
     nce_loss as nce_loss, sampled_softmax_loss as sampled_softmax_loss)
-from tensorweave.ops.rnn import rnn_cell as rnn_cell
-from tensorweave.ops.rnn.rnn_ops import (
+from tensorweave.rnn import rnn_cell as rnn_cell
+from tensorweave.rnn.rnn_ops import (
     bidirectional_dynamic_rnn as bidirectional_dynamic_rnn, dynamic_rnn as dynamic_rnn)
-from tensorweave.ops.rnn.raw_rnn import raw_rnn as raw_rnn
-from tensorweave.ops.rnn.static_rnn import (
+from tensorweave.rnn.raw_rnn import raw_rnn as raw_rnn
+from tensorweave.rnn.static_rnn import (
     static_bidirectional_rnn as static_bidirectional_rnn, static_rnn as static_rnn)
 from tensorweave.ops.nn.conv3d_ops import (
     conv3d as conv3d, conv3d_backprop_input_v2 as conv3d_backprop_input_v2,

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.rnn import contrib_rnn
-from tensorweave.ops.rnn import rnn_cell as rc
-from tensorweave.ops.rnn.rnn_ops import bidirectional_dynamic_rnn, dynamic_rnn
-from tensorweave.ops.rnn.static_rnn import static_bidirectional_rnn, static_rnn
+from tensorweave.rnn import contrib_rnn
+from tensorweave.rnn import rnn_cell as rc
+from tensorweave.rnn.rnn_ops import bidirectional_dynamic_rnn, dynamic_rnn
+from tensorweave.rnn.static_rnn import static_bidirectional_rnn, static_rnn
 from tensorweave.testing.tf_gradient_checker import compute_gradient_error
 
 from rnn_reference_values import EXPECTED

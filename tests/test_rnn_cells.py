@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.rnn import rnn_cell as rc
+from tensorweave.rnn import rnn_cell as rc
 from tensorweave.testing.tf_gradient_checker import compute_gradient_error
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")

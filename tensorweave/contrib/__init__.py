@@ -21,6 +21,6 @@ from tensorweave.contrib import data as data
 from tensorweave.contrib import lookup as lookup
 from tensorweave.contrib import losses as losses
 from tensorweave.contrib import slim as slim
-from tensorweave.ops.rnn import contrib_rnn as rnn
+from tensorweave.rnn import contrib_rnn as rnn
 
 __all__ = ["framework", "training", "layers", "opt", "data", "lookup", "losses", "rnn", "slim"]

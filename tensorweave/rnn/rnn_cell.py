@@ -5,12 +5,12 @@ Example:
     ...                                     tf.nn.rnn_cell.GRUCell(32)])
 """
 # ruff: noqa: F401  (this module only re-exports)
-from tensorweave.ops.rnn.cell_base import LSTMStateTuple as LSTMStateTuple
-from tensorweave.ops.rnn.cell_base import RNNCell as RNNCell
-from tensorweave.ops.rnn.cell_wrappers import (
+from tensorweave.rnn.cell_base import LSTMStateTuple as LSTMStateTuple
+from tensorweave.rnn.cell_base import RNNCell as RNNCell
+from tensorweave.rnn.cell_wrappers import (
     DeviceWrapper as DeviceWrapper, DropoutWrapper as DropoutWrapper,
     MultiRNNCell as MultiRNNCell, ResidualWrapper as ResidualWrapper)
-from tensorweave.ops.rnn.cells import (
+from tensorweave.rnn.cells import (
     BasicLSTMCell as BasicLSTMCell, BasicRNNCell as BasicRNNCell, GRUCell as GRUCell,
     LSTMCell as LSTMCell)
 

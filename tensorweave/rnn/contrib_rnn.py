@@ -7,12 +7,12 @@ Example:
     ...                                            dtype=tf.float32)
 """
 # ruff: noqa: F401  (this module only re-exports)
-from tensorweave.ops.rnn.rnn_cell import (
+from tensorweave.rnn.rnn_cell import (
     BasicLSTMCell as BasicLSTMCell, BasicRNNCell as BasicRNNCell, DeviceWrapper as DeviceWrapper,
     DropoutWrapper as DropoutWrapper, GRUCell as GRUCell, LSTMCell as LSTMCell,
     LSTMStateTuple as LSTMStateTuple, MultiRNNCell as MultiRNNCell, ResidualWrapper as
     ResidualWrapper, RNNCell as RNNCell)
-from tensorweave.ops.rnn.static_rnn import (
+from tensorweave.rnn.static_rnn import (
     static_bidirectional_rnn as static_bidirectional_rnn, static_rnn as static_rnn)
 
 __all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "LSTMStateTuple",

@@ -27,7 +27,7 @@ from tensorweave.ops.math.clip_ops import clip_by_value
 from tensorweave.ops.math.matmul_ops import matmul
 from tensorweave.ops.math.unary_ops import sigmoid, tanh
 from tensorweave.ops.nn.layer_ops import bias_add
-from tensorweave.ops.rnn.cell_base import LSTMStateTuple, RNNCell
+from tensorweave.rnn.cell_base import LSTMStateTuple, RNNCell
 from tensorweave.ops.state import init_ops
 from tensorweave.ops.state.variable_scope import variable_scope
 

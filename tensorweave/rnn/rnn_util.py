@@ -12,7 +12,7 @@ from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.array.fill_ops import zeros_like
 from tensorweave.ops.array.shape_ops import shape as _shape
 from tensorweave.ops.math.cwise_ops import cast, select
-from tensorweave.ops.rnn.cell_base import flatten_sizes
+from tensorweave.rnn.cell_base import flatten_sizes
 
 
 def flat_tensors(structure: Any, what: str, where: str) -> list[Tensor]:

@@ -19,8 +19,8 @@ from tensorweave.ops.array.join_ops import concat, stack, unstack
 from tensorweave.ops.array.sequence_ops import reverse_sequence
 from tensorweave.ops.math.binary_ops import greater_equal
 from tensorweave.ops.math.cwise_ops import cast
-from tensorweave.ops.rnn import rnn_util as util
-from tensorweave.ops.rnn.cell_base import check_cell
+from tensorweave.rnn import rnn_util as util
+from tensorweave.rnn.cell_base import check_cell
 from tensorweave.ops.state.variable_scope import variable_scope
 
 __all__ = ["static_rnn", "static_bidirectional_rnn"]

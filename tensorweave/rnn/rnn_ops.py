@@ -47,8 +47,8 @@ from tensorweave.ops.array.shape_ops import shape as _shape
 from tensorweave.ops.control_flow.functional_ops import _functional_scan
 from tensorweave.ops.math.binary_ops import greater_equal
 from tensorweave.ops.math.cwise_ops import cast
-from tensorweave.ops.rnn import rnn_util as util
-from tensorweave.ops.rnn.cell_base import check_cell
+from tensorweave.rnn import rnn_util as util
+from tensorweave.rnn.cell_base import check_cell
 from tensorweave.ops.state.variable_scope import variable_scope
 
 __all__ = ["dynamic_rnn", "bidirectional_dynamic_rnn"]

@@ -36,9 +36,9 @@ from tensorweave.ops.control_flow.while_ops import while_loop
 from tensorweave.ops.math.binary_ops import logical_or
 from tensorweave.ops.math.reduce_ops import reduce_all
 from tensorweave.ops.math.unary_ops import logical_not
-from tensorweave.ops.rnn.cell_base import check_cell
-from tensorweave.ops.rnn.rnn_ops import _check_no_new_variables
-from tensorweave.ops.rnn.rnn_util import masked
+from tensorweave.rnn.cell_base import check_cell
+from tensorweave.rnn.rnn_ops import _check_no_new_variables
+from tensorweave.rnn.rnn_util import masked
 from tensorweave.ops.state.variable_scope import variable_scope
 from tensorweave.ops.tensor_array.tensor_array import TensorArray
 
