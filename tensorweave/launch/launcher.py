@@ -6,8 +6,8 @@ flags appended. Its output is echoed line by line as "[worker 1] ...", kept in
 DIR/<job>-<index>.log with `logdir`, and scanned for training progress.
 
 When it ends, the exit code is judged as cluster managers (Kubeflow's TFJob)
-judge a job: by the tasks that decide it, the chief if there is one, else every
-worker (and an evaluator, which the job waits for):
+judge a job (launch/verdict.py): by the tasks that decide it, the chief if there
+is one, else every worker (and an evaluator, which the job waits for):
 * every deciding task exited 0 -> 0, whatever the ps tasks (and, with a chief,
   the other workers) did after; a ps still running `ps_grace` seconds after the
   last training task ended is stopped, and each ps's fate (exited by itself,
@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
-from tensorweave.launch.process import TaskProcess, describe_exit, exit_code_of
+from tensorweave.launch.process import TaskProcess, describe_exit
 from tensorweave.launch.progress import (
     PROGRESS_ENV,
     PROGRESS_PREFIX,
@@ -46,6 +46,7 @@ from tensorweave.launch.progress import (
     ProgressTracker,
 )
 from tensorweave.launch.restart import PendingRestart, RestartBook, RestartPolicy
+from tensorweave.launch.verdict import JobVerdict
 from tensorweave.distributed.topology import Task, Topology
 
 __all__ = ["LaunchOptions", "Launcher"]
@@ -116,10 +117,7 @@ class Launcher:
         self.display = ProgressDisplay(self.tracker, self.err, options.progress_interval)
         self._events: queue.Queue = queue.Queue()
         self._signal: int | None = None
-        self._training_failed = False
-        self._first_failure: int | None = None  # stops the job unless keep_going
-        self._deciding_failure: int | None = None  # the job's exit code
-        self._fates: dict[str, str] = {}  # task name -> how it ended
+        self.verdict = JobVerdict()
         self._color = self.out.isatty() and os.environ.get("NO_COLOR") is None
 
     # ----- public ---------------------------------------------------------------
@@ -190,17 +188,8 @@ class Launcher:
 
     # ----- supervising ---------------------------------------------------------------
 
-    def _deciding(self) -> list[TaskProcess]:
-        """The tasks whose success is the job's: the chief if there is one, else every
-        worker; an evaluator too (TFJob's default success policy)."""
-        jobs = {tp.task.job for tp in self.tasks}
-        leader = "chief" if "chief" in jobs else "worker"
-        return [tp for tp in self.tasks
-                if tp.task.job == leader or (tp.task.is_training and tp.task.job != "worker")]
-
     def _decided(self) -> bool:
-        """Whether every deciding task has exited 0: the job has succeeded."""
-        return all(tp.returncode == 0 for tp in self._deciding())
+        return self.verdict.decided(self.tasks)
 
     def _supervise(self) -> int:
         start = time.monotonic()
@@ -214,7 +203,7 @@ class Launcher:
                 self._stop(self.tasks)
                 return EXIT_TIMEOUT
             self._reap()
-            if self._first_failure is not None and not self.options.keep_going:
+            if self.verdict.first_failure is not None and not self.options.keep_going:
                 return self._fail_fast()
             for pending in self.restarts.due(time.monotonic()):
                 self._restart(pending)
@@ -249,30 +238,24 @@ class Launcher:
             self._pump(0)  # print what it wrote before the report about it
             if self._schedule_restart(tp):
                 continue
-            decided = self._decided() and tp not in self._deciding()
+            decided = self._decided() and tp not in self.verdict.deciding(self.tasks)
             if tp.returncode == 0:
-                self._fates[tp.task.name] = "exited by itself (exit code 0)"
+                self.verdict.fates[tp.task.name] = "exited by itself (exit code 0)"
                 self._say(f"{tp.task.name} finished")
                 continue
             self._report_failure(tp)
-            self._fates[tp.task.name] = describe_exit(tp.returncode or 1)
+            self.verdict.fates[tp.task.name] = describe_exit(tp.returncode or 1)
             if decided:
                 self._say(f"{tp.task.name} ended after the job had succeeded; reported, not "
                           "counted as a failure")
                 continue
-            code = exit_code_of(tp.returncode or 1)
-            if self._first_failure is None or (tp.task.is_training
-                                               and not self._training_failed):
-                self._first_failure = code
-            self._training_failed = self._training_failed or tp.task.is_training
-            if tp in self._deciding() and self._deciding_failure is None:
-                self._deciding_failure = code
+            self.verdict.record_failure(tp, self.tasks)
 
     def _schedule_restart(self, tp: TaskProcess) -> bool:
         """Asks the restart policy about a task that ended while the job runs; True when
         a restart is scheduled (the exit is then reported, not judged)."""
         if (self._decided() or tp.stopped_by_launcher or tp.returncode is None
-                or (self._first_failure is not None and not self.options.keep_going)):
+                or (self.verdict.first_failure is not None and not self.options.keep_going)):
             return False  # the job has ended (or is failing): nothing to restart for
         message = self.restarts.on_exit(tp.task.name, tp.task.job, tp.returncode,
                                         time.monotonic())
@@ -299,7 +282,7 @@ class Launcher:
             self.tasks[i] = self._start_task(old.task, append=True)
         except OSError as e:
             self._say(f"cannot restart {pending.name}: {e.strerror or e}")
-            self._first_failure = self._first_failure or EXIT_NOT_FOUND
+            self.verdict.first_failure = self.verdict.first_failure or EXIT_NOT_FOUND
             return
         self.restarts.started(pending)
         if old.task.job == "ps":
@@ -311,10 +294,10 @@ class Launcher:
 
     def _not_restarted(self, pending: PendingRestart) -> None:
         self._say(f"{pending.name} not restarted: the job has ended")
-        self._fates[pending.name] = f"{pending.reason}, not restarted as the job had ended"
+        self.verdict.fates[pending.name] = f"{pending.reason}, not restarted as the job had ended"
 
     def _fail_fast(self) -> int:
-        failure = self._first_failure
+        failure = self.verdict.first_failure
         assert failure is not None
         others = [tp for tp in self.tasks if tp.running]
         if others:
@@ -331,18 +314,8 @@ class Launcher:
         return self._outcome()
 
     def _outcome(self) -> int:
-        """The exit code once every task has ended: the deciding tasks' verdict, with
-        each serving task's fate reported beside it."""
-        fates = [f"{tp.task.name} {self._fates[tp.task.name]}" for tp in self.tasks
-                 if not tp.task.is_training and tp.task.name in self._fates]
-        code = self._deciding_failure if self._deciding_failure is not None else 0
-        verdict = ("every worker" if "chief" not in {tp.task.job for tp in self.tasks}
-                   else "the chief")
-        if code == 0:
-            self._say(f"all tasks finished: {verdict} succeeded"
-                      + (f"; {'; '.join(fates)}" if fates else "") + "; exit code 0")
-        else:
-            self._say(f"exit code {code}" + (f" ({'; '.join(fates)})" if fates else ""))
+        code, message = self.verdict.outcome(self.tasks)
+        self._say(message)
         return code
 
     def _ps_overstayed(self, serving: list[TaskProcess]) -> int:
@@ -353,10 +326,7 @@ class Launcher:
                   "plain tf.Session never tells it, which is fine. Raise --ps-grace if "
                   "yours needs longer.) This does not change the exit code.")
         self._stop(serving)
-        for tp in serving:
-            how = describe_exit(tp.returncode) if tp.returncode is not None else "stopped"
-            self._fates[tp.task.name] = (f"stopped after --ps-grace "
-                                         f"{self.options.ps_grace:g}s ({how})")
+        self.verdict.record_overstay(serving, self.options.ps_grace)
         self.display.status = "ended"
         return self._outcome()
 
