@@ -3,7 +3,7 @@ tables, and a TF1 text pipeline (clean, tokenize, vocabulary ids, embeddings) tr
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.ops.lookup import tables, vocab_tables
+from tensorweave.lookup import tables, vocab_tables
 from tensorweave.ops.strings import string_ops
 
 

@@ -35,7 +35,7 @@ PENDING: set[str] = {"tensorweave.ops." + n for n in (
     "image.codec_kernels", "image.crop_ops", "image.decode_image_ops", "image.flip_ops",
     "image.image_util", "image.png16", "io.reader_ops", "io.reader_resource",
     "io.reader_sources", "linalg.composite_ops", "linalg.norm_ops", "linalg.tensordot_ops",
-    "lookup.fingerprint", "lookup.siphash", "lookup.tables", "lookup.vocab_tables",
+    "lookup.fingerprint", "lookup.siphash",
     "math.clip_ops", "nn.conv_wrappers", "nn.embedding_sparse", "nn.range_samplers",
     "nn.sampled_losses", "nn.space_to_batch_conv", "nn.window_geometry",
     "parsing.example_kernel", "parsing.sequence_example_kernel", "parsing.wire_batch",

@@ -7,14 +7,14 @@ Example:
     >>> ids = table.lookup(tokens)   # run tf.tables_initializer() first
 """
 # ruff: noqa: F401  (this module only re-exports)
-from tensorweave.ops.lookup.tables import (
+from tensorweave.lookup.tables import (
     FastHashSpec as FastHashSpec, HashTable as HashTable, HasherSpec as HasherSpec,
     KeyValueTensorInitializer as KeyValueTensorInitializer,
     LookupInterface as LookupInterface, StrongHashSpec as StrongHashSpec,
     TextFileIdTableInitializer as TextFileIdTableInitializer,
     TextFileIndex as TextFileIndex, TextFileInitializer as TextFileInitializer,
     TextFileStringTableInitializer as TextFileStringTableInitializer)
-from tensorweave.ops.lookup.vocab_tables import (
+from tensorweave.lookup.vocab_tables import (
     IdTableWithHashBuckets as IdTableWithHashBuckets,
     StaticVocabularyTable as StaticVocabularyTable,
     index_table_from_file as index_table_from_file,
@@ -26,4 +26,4 @@ from tensorweave.contrib.mutable_tables import MutableHashTable as MutableHashTa
 from tensorweave.contrib.mutable_tables import DenseHashTable as MutableDenseHashTable
 from tensorweave.contrib import lookup_experimental as experimental
 # TF 1.15's tf.lookup name for it: HashTable without shared_name.
-from tensorweave.ops.lookup.tables import StaticHashTable as StaticHashTable
+from tensorweave.lookup.tables import StaticHashTable as StaticHashTable

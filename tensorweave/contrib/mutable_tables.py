@@ -21,7 +21,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.lookup import mutable_table_ops as _ops
 from tensorweave.ops.lookup.dense_table_ops import create_dense_hash_table
 from tensorweave.ops.lookup.table_ops import lookup_table_find, lookup_table_size
-from tensorweave.ops.lookup.tables import LookupInterface
+from tensorweave.lookup.tables import LookupInterface
 from tensorweave.train.saveable_object import SaveableObject, SaveSpec
 
 __all__ = ["DenseHashTable", "MutableHashTable"]

@@ -28,7 +28,7 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.array import array_ops, core_ops
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.control_flow.assert_ops import Assert
-from tensorweave.ops.lookup.vocab_tables import index_table_from_file
+from tensorweave.lookup.vocab_tables import index_table_from_file
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.parsing.parsing_ops import VarLenFeature
 from tensorweave.ops.state.init_ops import truncated_normal_initializer

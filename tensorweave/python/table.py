@@ -77,7 +77,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ops.sparse_ops": (_R, "tensorweave.sparse"),
     "ops.string_ops": (_R, "tensorweave.strings"),
     "ops.lookup_ops": ("tensorweave.contrib.lookup", "tensorweave.contrib.lookup_experimental",
-                       "tensorweave.ops.lookup.tables", "tensorweave.ops.lookup.table_ops",
+                       "tensorweave.lookup.tables", "tensorweave.ops.lookup.table_ops",
                        "tensorweave.ops.lookup.mutable_table_ops", _R),
     "ops.linalg_ops": (_R, "tensorweave.linalg"),
     "ops.special_math_ops": (_R, "tensorweave.math", "tensorweave.linalg"),
@@ -230,7 +230,7 @@ RENAMES: dict[str, str] = {
     "ops.lookup_ops.StaticHashTableV1": "tensorweave.contrib.lookup:StaticHashTable",
     "ops.lookup_ops.StaticVocabularyTableV1": "tensorweave.contrib.lookup:StaticVocabularyTable",
     "ops.lookup_ops.InitializableLookupTableBaseV1":
-        "tensorweave.ops.lookup.tables:InitializableLookupTableBase",
+        "tensorweave.lookup.tables:InitializableLookupTableBase",
     "training.training.Server": "tensorweave.train:Server",
     "lib.io.tf_record.TFRecordWriter": "tensorweave.python_io:TFRecordWriter",
     "framework.test_util.TensorFlowTestCase": "tensorweave.testing.tf_test:TestCase",

@@ -33,7 +33,7 @@ from tensorweave.metrics.confusion_metrics import auc, precision, recall
 from tensorweave.metrics.metrics_impl import accuracy, mean
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.lookup.hash_ops import as_string
-from tensorweave.ops.lookup.vocab_tables import index_to_string_table_from_tensor
+from tensorweave.lookup.vocab_tables import index_to_string_table_from_tensor
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn.nn_ops import softmax
 from tensorweave.ops.nn.xent_ops import (

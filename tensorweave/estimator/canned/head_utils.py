@@ -29,7 +29,7 @@ from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.control_flow_ops import (
     assert_equal, assert_less_equal, assert_non_negative, group)
 from tensorweave.ops.lookup.hash_ops import as_string
-from tensorweave.ops.lookup.vocab_tables import index_table_from_tensor
+from tensorweave.lookup.vocab_tables import index_table_from_tensor
 from tensorweave.ops.math import math_ops
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.training_util import get_global_step

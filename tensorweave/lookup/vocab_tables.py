@@ -28,7 +28,7 @@ from tensorweave.ops.lookup.hash_ops import (
     as_string, string_to_hash_bucket, string_to_hash_bucket_fast, string_to_hash_bucket_strong)
 from tensorweave.ops.math.binary_ops import add, not_equal
 from tensorweave.ops.math.cwise_ops import cast, select
-from tensorweave.ops.lookup.tables import (
+from tensorweave.lookup.tables import (
     FastHashSpec, HashTable, HasherSpec, InitializableLookupTableBase,
     KeyValueTensorInitializer, LookupInterface, TextFileIdTableInitializer, TextFileIndex,
     TextFileStringTableInitializer, _as_keys, _dtype, _scope_base)

@@ -1,7 +1,7 @@
 """`tf.contrib.lookup` (TF 1.x): lookup tables and their initializers.
 
 `HashTable` is an immutable key -> value table held in its device's resource manager
-(ops in `table_ops.py`), filled once by its initializer, which joins the
+(ops in `ops/lookup/table_ops.py`), filled once by its initializer, which joins the
 TABLE_INITIALIZERS collection that `tf.tables_initializer()` runs. The vocabulary
 id tables (`index_table_from_tensor`, ...) are in `vocab_tables.py`.
 
