@@ -233,14 +233,7 @@ def batch_norm(inputs: Any, decay: float = 0.999, center: bool = True, scale: bo
     regs = param_regularizers or {}
     with variable_scope(scope, "BatchNorm", [inputs], reuse=reuse) as sc:
         x = convert_to_tensor(inputs)
-        rank = x.get_shape().ndims
-        if rank is None:
-            raise ValueError(f"Inputs {x.name} has undefined rank.")
-        axis = 1 if data_format == "NCHW" and rank > 2 else rank - 1
-        channels = x.get_shape().as_list()[axis]
-        if channels is None:
-            raise ValueError(f"Inputs {x.name} has undefined channels dimension "
-                             f"{x.get_shape()}.")
+        rank, axis, channels = _channel_axis(x, data_format)
         dtype = x.dtype.base_dtype
 
         def param(name: str, default: Any, train: bool) -> Variable:
@@ -270,21 +263,42 @@ def batch_norm(inputs: Any, decay: float = 0.999, center: bool = True, scale: bo
             updates = _moving_updates(x, mean, variance, moving_mean, moving_variance, decay,
                                       is_training, zero_debias_moving_mean,
                                       fused is not False and rank == 4)
-            outputs = smart_cond(is_training, lambda: normalize(mean, variance),
-                                 lambda: normalize(moving_mean, moving_variance))
-            if updates_collections is None:
-                # No collection to run them from: make the output depend on them.
-                with get_default_graph().control_dependencies(updates):
-                    outputs = identity(outputs)
-            else:
-                cols = [updates_collections] if isinstance(updates_collections, str) \
-                    else list(updates_collections)
-                for u in updates:
-                    get_default_graph().add_to_collections(cols, u)
+            outputs = _attach_updates(
+                smart_cond(is_training, lambda: normalize(mean, variance),
+                           lambda: normalize(moving_mean, moving_variance)),
+                updates, updates_collections)
         outputs.set_shape(x.get_shape())
         if activation_fn is not None:
             outputs = activation_fn(outputs)
         return _collect_named_outputs(outputs_collections, sc.name, outputs)
+
+
+def _channel_axis(x: Tensor, data_format: str) -> tuple[int, int, int]:
+    """(rank, channel axis, channel count) of batch_norm's input; ValueError naming `x`
+    when its rank or channel count is unknown."""
+    rank = x.get_shape().ndims
+    if rank is None:
+        raise ValueError(f"Inputs {x.name} has undefined rank.")
+    axis = 1 if data_format == "NCHW" and rank > 2 else rank - 1
+    channels = x.get_shape().as_list()[axis]
+    if channels is None:
+        raise ValueError(f"Inputs {x.name} has undefined channels dimension "
+                         f"{x.get_shape()}.")
+    return rank, axis, channels
+
+
+def _attach_updates(outputs: Tensor, updates: list[Tensor], updates_collections: Any
+                    ) -> Tensor:
+    """Puts the moving-average updates in `updates_collections`, or, when that is None,
+    makes `outputs` depend on them (there is no collection to run them from)."""
+    if updates_collections is None:
+        with get_default_graph().control_dependencies(updates):
+            return identity(outputs)
+    cols = [updates_collections] if isinstance(updates_collections, str) \
+        else list(updates_collections)
+    for u in updates:
+        get_default_graph().add_to_collections(cols, u)
+    return outputs
 
 
 def _moving_updates(x: Tensor, mean: Tensor, variance: Tensor, moving_mean: Variable,

@@ -132,6 +132,56 @@ def _global_norm(grads_and_vars: GradsAndVars) -> Tensor:
     return clip_ops.global_norm([g for g, _ in grads_and_vars])
 
 
+def _checked_summaries(summaries: list[str] | None) -> list[str]:
+    """The summaries to write (TF's default three), each one of OPTIMIZER_SUMMARIES."""
+    if summaries is None:
+        return ["loss", "learning_rate", "global_gradient_norm"]
+    for s in summaries:
+        if s not in OPTIMIZER_SUMMARIES:
+            raise ValueError(f"Summaries should be one of [{', '.join(OPTIMIZER_SUMMARIES)}]"
+                             f", you provided {s}.")
+    return summaries
+
+
+def _transform_gradients(grads: GradsAndVars, noise_scale: float | None,
+                         multipliers: dict | None, clip_gradients: Any,
+                         summaries: list[str]) -> GradsAndVars:
+    """TF's order: noise, multipliers, the global norm's summary, then clipping."""
+    if noise_scale is not None:
+        grads = _add_scaled_noise(grads, noise_scale)
+    if multipliers is not None:
+        grads = _multiply_gradients(grads, multipliers)
+        if not grads:
+            raise ValueError("Empty list of (gradient, var) pairs encountered. This is "
+                             "most likely to be caused by an improper value of "
+                             "gradient_multipliers.")
+    if "global_gradient_norm" in summaries or "gradient_norm" in summaries:
+        summary.scalar("global_norm/gradient_norm", _global_norm(grads))
+    if isinstance(clip_gradients, float):
+        clipped, _ = clip_ops.clip_by_global_norm([gr for gr, _ in grads], clip_gradients)
+        grads = list(zip(clipped, [v for _, v in grads]))
+    elif callable(clip_gradients):
+        grads = clip_gradients(grads)
+    elif clip_gradients is not None:
+        raise ValueError(f"Unknown type {type(clip_gradients)} for clip_gradients")
+    return grads
+
+
+def _gradient_summaries(grads: GradsAndVars, summaries: list[str], clipped: bool) -> None:
+    """Per-variable gradient histograms and norms, then the clipped global norm."""
+    for grad, var in grads:
+        values = grad.values if isinstance(grad, IndexedSlices) else grad
+        if values is None:
+            continue
+        var_name = var.name.replace(":", "_")
+        if "gradients" in summaries:
+            summary.histogram(f"gradients/{var_name}", values)
+        if "gradient_norm" in summaries:
+            summary.scalar(f"gradient_norm/{var_name}", clip_ops.global_norm([values]))
+    if clipped and ("global_gradient_norm" in summaries or "gradient_norm" in summaries):
+        summary.scalar("global_norm/clipped_gradient_norm", _global_norm(grads))
+
+
 def optimize_loss(loss: Any, global_step: Any, learning_rate: Any, optimizer: Any,
                   gradient_noise_scale: float | None = None,
                   gradient_multipliers: dict | None = None, clip_gradients: Any = None,
@@ -188,12 +238,7 @@ def optimize_loss(loss: Any, global_step: Any, learning_rate: Any, optimizer: An
             with g.control_dependencies(list(update_ops)):
                 loss = identity(loss)
         lr = _learning_rate(learning_rate)
-        if summaries is None:
-            summaries = ["loss", "learning_rate", "global_gradient_norm"]
-        for s in summaries:
-            if s not in OPTIMIZER_SUMMARIES:
-                raise ValueError(f"Summaries should be one of [{', '.join(OPTIMIZER_SUMMARIES)}]"
-                                 f", you provided {s}.")
+        summaries = _checked_summaries(summaries)
         if learning_rate is not None and learning_rate_decay_fn is not None:
             if global_step is None:
                 raise ValueError("global_step is required for learning_rate_decay_fn.")
@@ -205,37 +250,11 @@ def optimize_loss(loss: Any, global_step: Any, learning_rate: Any, optimizer: An
             variables = trainable_variables()
         grads = opt.compute_gradients(loss, variables,
                                       colocate_gradients_with_ops=colocate_gradients_with_ops)
-        if gradient_noise_scale is not None:
-            grads = _add_scaled_noise(grads, gradient_noise_scale)
-        if gradient_multipliers is not None:
-            grads = _multiply_gradients(grads, gradient_multipliers)
-            if not grads:
-                raise ValueError("Empty list of (gradient, var) pairs encountered. This is "
-                                 "most likely to be caused by an improper value of "
-                                 "gradient_multipliers.")
-        norms = "global_gradient_norm" in summaries or "gradient_norm" in summaries
-        if norms:
-            summary.scalar("global_norm/gradient_norm", _global_norm(grads))
-        if isinstance(clip_gradients, float):
-            clipped, _ = clip_ops.clip_by_global_norm([gr for gr, _ in grads], clip_gradients)
-            grads = list(zip(clipped, [v for _, v in grads]))
-        elif callable(clip_gradients):
-            grads = clip_gradients(grads)
-        elif clip_gradients is not None:
-            raise ValueError(f"Unknown type {type(clip_gradients)} for clip_gradients")
+        grads = _transform_gradients(grads, gradient_noise_scale, gradient_multipliers,
+                                     clip_gradients, summaries)
         if "loss" in summaries:
             summary.scalar("loss", loss)
-        for grad, var in grads:
-            values = grad.values if isinstance(grad, IndexedSlices) else grad
-            if values is None:
-                continue
-            var_name = var.name.replace(":", "_")
-            if "gradients" in summaries:
-                summary.histogram(f"gradients/{var_name}", values)
-            if "gradient_norm" in summaries:
-                summary.scalar(f"gradient_norm/{var_name}", clip_ops.global_norm([values]))
-        if clip_gradients is not None and norms:
-            summary.scalar("global_norm/clipped_gradient_norm", _global_norm(grads))
+        _gradient_summaries(grads, summaries, clipped=clip_gradients is not None)
         grad_updates = opt.apply_gradients(
             grads, global_step=global_step if increment_global_step else None, name="train")
         with g.control_dependencies([grad_updates]):

@@ -16,7 +16,7 @@ import collections
 import csv
 import gzip
 import io
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -142,6 +142,28 @@ def _select(select_columns: list[Any], column_names: list[str]) -> list[int]:
     return sorted(out)
 
 
+def _matching_files(file_pattern: Any) -> list[str]:
+    """The files of one pattern or a list of them, sorted; ValueError when none match."""
+    patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
+    names = sorted(n for p in patterns for n in gfile.Glob(p))
+    if not names:
+        raise ValueError(f"make_csv_dataset: no files match {file_pattern!r}.")
+    return names
+
+
+def _inferred_defaults(rows: Iterable[list[str]], cols: list[int], na_value: str,
+                       num_rows: int | None) -> list[Tensor]:
+    """A default per column in `cols`, of the narrowest type (int32, int64, float32,
+    float64, string) every one of the first `num_rows` rows (None: all) fits."""
+    types: list[_dt.DType | None] = [None] * len(cols)
+    for i, row in enumerate(rows):
+        if num_rows is not None and i >= num_rows:
+            break
+        types = [_infer_type(row[c], na_value, t) for c, t in zip(cols, types)]
+    return [constant([""] if (t or _dt.string) == _dt.string else [0], dtype=t or _dt.string)
+            for t in types]
+
+
 def make_csv_dataset(
         file_pattern: Any, batch_size: int, column_names: list[str] | None = None,
         column_defaults: list[Any] | None = None, label_name: str | None = None,
@@ -172,10 +194,7 @@ def make_csv_dataset(
         raise ValueError("make_csv_dataset(ignore_errors=True) is not built in tensorweave "
                          "(tf.data.experimental.ignore_errors is not available); clean the "
                          "files or leave ignore_errors False.")
-    patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
-    names = sorted(n for p in patterns for n in gfile.Glob(p))
-    if not names:
-        raise ValueError(f"make_csv_dataset: no files match {file_pattern!r}.")
+    names = _matching_files(file_pattern)
     csv_kwargs = {"delimiter": field_delim,
                   "quoting": csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE}
     if column_names is None:
@@ -188,14 +207,8 @@ def make_csv_dataset(
         else None
     if column_defaults is None:
         cols = selected if selected is not None else list(range(len(column_names)))
-        types: list[_dt.DType | None] = [None] * len(cols)
         rows = _rows(names, csv_kwargs, header, len(column_names), compression_type)
-        for i, row in enumerate(rows):
-            if num_rows_for_inference is not None and i >= num_rows_for_inference:
-                break
-            types = [_infer_type(row[c], na_value, t) for c, t in zip(cols, types)]
-        column_defaults = [constant([""] if (t or _dt.string) == _dt.string else [0],
-                                    dtype=t or _dt.string) for t in types]
+        column_defaults = _inferred_defaults(rows, cols, na_value, num_rows_for_inference)
     if selected is not None and len(column_defaults) != len(selected):
         raise ValueError("If specified, column_defaults and select_columns must have same "
                          f"length: {len(column_defaults)} and {len(selected)}.")

@@ -223,6 +223,41 @@ def _group(op_def: Any, data: list[Any], attrs: dict[str, Any], node: Any) -> li
     return grouped
 
 
+def _as_graph_def(graph_def: Any) -> Any:
+    """Our GraphDef proto from bytes, ours, or another package's (e.g. tensorflow's)
+    GraphDef with the same schema."""
+    if isinstance(graph_def, (bytes, bytearray)):
+        return graph_pb2.GraphDef.FromString(bytes(graph_def))
+    if isinstance(graph_def, graph_pb2.GraphDef):
+        return graph_def
+    if hasattr(graph_def, "SerializeToString"):
+        return graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
+    raise TypeError(f"graph_def must be a GraphDef proto, got {graph_def!r}")
+
+
+def _checked_input_map(input_map: dict[str, Any], graph_def: Any, names: set[str]
+                       ) -> dict[str, Any]:
+    """`input_map` keyed "src:idx" (tensors) or "^src" (ops), each key checked to name
+    something of `graph_def`."""
+    # As TF: an input_map key may also name an input no node produces (e.g. the
+    # "$unbound_inputs_x" of a scoped meta graph), as long as some node reads it.
+    read = {_split_input(i)[0] for n in graph_def.node for i in n.input}
+    imap: dict[str, Any] = {}
+    for key, value in input_map.items():
+        if not isinstance(key, str):
+            raise TypeError(f"input_map keys must be strings, got {key!r}")
+        if key.startswith("^"):
+            src = key[1:]
+            imap[key] = value.op if isinstance(value, Tensor) else value
+        else:
+            src, idx, _ = _split_input(key)
+            imap[f"{src}:{idx}"] = convert_to_tensor(value)
+        if src not in names and src not in read:
+            raise ValueError(f"Attempted to map inputs that were not found in graph_def: "
+                             f"[{key}]")
+    return imap
+
+
 def import_graph_def(graph_def: Any, input_map: dict[str, Any] | None = None,
                      return_elements: Sequence[str] | None = None, name: str | None = None,
                      op_dict: Any = None, producer_op_list: Any = None, *,
@@ -255,33 +290,10 @@ def import_graph_def(graph_def: Any, input_map: dict[str, Any] | None = None,
         >>> (y,) = tf.import_graph_def(gd, input_map={"input:0": x},
         ...                            return_elements=["output:0"])
     """
-    if isinstance(graph_def, (bytes, bytearray)):
-        graph_def = graph_pb2.GraphDef.FromString(bytes(graph_def))
-    elif not isinstance(graph_def, graph_pb2.GraphDef):
-        # A GraphDef of another proto package (e.g. tensorflow's) with the same schema.
-        if hasattr(graph_def, "SerializeToString"):
-            graph_def = graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
-        else:
-            raise TypeError(f"graph_def must be a GraphDef proto, got {graph_def!r}")
+    graph_def = _as_graph_def(graph_def)
     graph = get_default_graph()
     names = {n.name for n in graph_def.node}
-    # As TF: an input_map key may also name an input no node produces (e.g. the
-    # "$unbound_inputs_x" of a scoped meta graph), as long as some node reads it.
-    read = {_split_input(i)[0] for n in graph_def.node for i in n.input}
-    imap: dict[str, Any] = {}
-    for key, value in (input_map or {}).items():
-        if not isinstance(key, str):
-            raise TypeError(f"input_map keys must be strings, got {key!r}")
-        if key.startswith("^"):
-            src = key[1:]
-            op = value.op if isinstance(value, Tensor) else value
-            imap[key] = op
-        else:
-            src, idx, _ = _split_input(key)
-            imap[f"{src}:{idx}"] = convert_to_tensor(value)
-        if src not in names and src not in read:
-            raise ValueError(f"Attempted to map inputs that were not found in graph_def: "
-                             f"[{key}]")
+    imap = _checked_input_map(input_map or {}, graph_def, names)
     if resolve_existing:
         _map_existing_inputs(graph_def, names, graph, imap)
     if return_elements is not None:
