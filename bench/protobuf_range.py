@@ -30,7 +30,7 @@ from bench.common import ROOT
 # Runs inside each scratch venv (the checkout on PYTHONPATH).
 _PROBE = r"""
 import json, os
-os.environ["TENSORWEAVE_TRANSPORT"] = "grpc"
+os.environ["TENSORWEAVE_TRANSPORT"] = "tcp"
 import google.protobuf
 import numpy as np
 import tensorweave as tf

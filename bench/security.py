@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"{'transport':9s} {'mode':6s} {'step ms':>8s} {'(server CPU ms)':>16s} "
               f"{'16 MiB fetch MiB/s':>19s} {'(server CPU ms)':>16s}")
         try:
-            for transport in ("grpc", "unix"):
+            for transport in ("tcp", "unix"):
                 for mode, env in _modes(files).items():
                     r = results[f"{transport}/{mode}"] = _measure(transport, env, args.steps)
                     print(f"{transport:9s} {mode:6s} {r['step_ms']:8.2f} "

@@ -30,7 +30,7 @@ def _stats(nbytes: int, seconds: list[float]) -> dict[str, float]:
 
 
 def _raw_sender(nbytes: int, port_q: Any) -> None:
-    from tensorweave.distributed.transport.bulk import tune_socket
+    from tensorweave.distributed.transport.tcp.bulk import tune_socket
 
     payload = np.ones(nbytes, np.uint8)
     with socket.create_server(("127.0.0.1", 0)) as listener:
@@ -56,7 +56,7 @@ def measure_raw_loopback(nbytes: int = 64 * MIB, reps: int = 10) -> dict[str, fl
         >>> measure_raw_loopback(8 * MIB, reps=3)["best"] > 0
         True
     """
-    from tensorweave.distributed.transport.bulk import recv_exactly_into, tune_socket
+    from tensorweave.distributed.transport.tcp.bulk import recv_exactly_into, tune_socket
 
     port_q = _CTX.Queue()
     proc = _CTX.Process(target=_raw_sender, args=(nbytes, port_q), daemon=True)
@@ -81,7 +81,7 @@ def measure_raw_loopback(nbytes: int = 64 * MIB, reps: int = 10) -> dict[str, fl
 
 
 def _tensor_server(nbytes: int, bulk: bool, chunk_bytes: int, port_q: Any, stop: Any) -> None:
-    from tensorweave.distributed.transport.stream import TensorServer
+    from tensorweave.distributed.transport.tcp.stream import TensorServer
 
     value = np.ones(nbytes // 4, np.float32)
     server = TensorServer({"var": value}.__getitem__, bulk=bulk, chunk_bytes=chunk_bytes)
@@ -109,7 +109,7 @@ def measure_transport(nbytes: int = 64 * MIB, reps: int = 10, *, bulk: bool = Fa
         >>> measure_transport(8 * MIB, reps=3)["best"] > 0
         True
     """
-    from tensorweave.distributed.transport.stream import TensorClient
+    from tensorweave.distributed.transport.tcp.stream import TensorClient
 
     port_q, stop = _CTX.Queue(), _CTX.Event()
     proc = _CTX.Process(target=_tensor_server,

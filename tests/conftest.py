@@ -10,9 +10,10 @@ Clusters (every server on loopback, stopped after the test):
                         where servers maps (job, index) -> Server. 1 ps + 2 workers,
                         or the shape of `@pytest.mark.cluster_shape(ps=1, workers=3)`.
     local_cluster       1 ps + 2 worker server processes (module scope): a LocalCluster
-    net                 1 ps + 2 workers reached over each transport in turn ("inprocess",
-                        "unix", "grpc"; module scope, parametrised): one test body runs
-                        against every transport; `net.transport` names the current one
+    net                 1 ps + 2 workers reached over each registered transport in turn
+                        (`transport.registry.names()`: "grpc", "inprocess", "tcp", "unix";
+                        module scope, parametrised): one test body runs against every
+                        transport; `net.transport` names the current one
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.distributed.server import Server
-from tensorweave.testing.cluster import TRANSPORTS, LocalCluster, cluster_dict, cluster_over
+from tensorweave.testing.cluster import LocalCluster, cluster_dict, cluster_over, transports
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -79,12 +80,11 @@ def local_cluster() -> Iterator[LocalCluster]:
         yield lc
 
 
-@pytest.fixture(scope="module", params=TRANSPORTS)
+@pytest.fixture(scope="module", params=transports())
 def net(request: pytest.FixtureRequest) -> Iterator[Any]:
     """1 ps + 2 workers reached over one transport; this process's sessions use it too."""
     old = os.environ.get("TENSORWEAVE_TRANSPORT")
-    if request.param != "inprocess":
-        os.environ["TENSORWEAVE_TRANSPORT"] = request.param
+    os.environ["TENSORWEAVE_TRANSPORT"] = request.param
     try:
         with cluster_over(request.param, ps=1, workers=2) as c:
             c.transport = request.param

@@ -16,7 +16,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.distributed import master_step
-from tensorweave.distributed.transport import framing
+from tensorweave.distributed.transport.unix import framing
 from tensorweave.runtime.partition import partition
 from tensorweave.runtime.plan import prune
 

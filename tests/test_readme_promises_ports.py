@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.distributed.transport import rpc
+from tensorweave.distributed.transport.tcp import rpc
 from tensorweave.testing.cluster import LocalCluster
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -54,9 +54,9 @@ def test_listening_tcp_ports_sees_a_second_port():
 
 
 def test_one_tcp_port_per_task_after_big_tensors_over_grpc(monkeypatch, graph):
-    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "grpc")  # this process's connections too
+    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "tcp")  # this process's connections too
     monkeypatch.delenv("TENSORWEAVE_BULK", raising=False)
-    with LocalCluster(ps=1, workers=1, env={"TENSORWEAVE_TRANSPORT": "grpc"}) as lc:
+    with LocalCluster(ps=1, workers=1, env={"TENSORWEAVE_TRANSPORT": "tcp"}) as lc:
         big = np.arange(2 << 20, dtype=np.float32)  # 8 MiB: far above the inline limit
         with tf.device("/job:ps/task:0"):
             v = tf.Variable(big, name="big")
@@ -75,8 +75,8 @@ def test_one_tcp_port_per_task_after_big_tensors_over_grpc(monkeypatch, graph):
 
 def test_bulk_off_still_moves_big_tensors_over_the_task_port(monkeypatch, graph):
     # TENSORWEAVE_BULK=0 keeps big tensors inside gRPC (slower, same single port).
-    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "grpc")
-    env = {"TENSORWEAVE_TRANSPORT": "grpc", "TENSORWEAVE_BULK": "0"}
+    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "tcp")
+    env = {"TENSORWEAVE_TRANSPORT": "tcp", "TENSORWEAVE_BULK": "0"}
     with LocalCluster(ps=1, workers=1, env=env) as lc:
         big = np.ones(1 << 20, np.float32) * 3
         with tf.device("/job:ps/task:0"):

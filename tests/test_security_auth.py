@@ -15,7 +15,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.distributed.transport import credentials as C
-from tensorweave.distributed.transport import rpc
+from tensorweave.distributed.transport.tcp import rpc
 from tensorweave.launch.credentials import write_cluster_certificates
 from tensorweave.testing.cluster import LocalCluster
 from tensorweave.testing.seed_job import SeedJob
@@ -103,7 +103,7 @@ def _train_while_strangers_knock(tmp_path, env, strangers, set_default, transpor
     assert "refused connection from" in result.outputs["ps0"], result.outputs["ps0"][-2000:]
 
 
-@pytest.mark.parametrize("transport", ["grpc", "unix"])
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_tls_cluster_trains_seed_trainer_and_refuses_strangers(
         tmp_path, cert_dirs, client_credentials, transport, monkeypatch):
     cluster, stranger = cert_dirs
@@ -117,7 +117,7 @@ def test_tls_cluster_trains_seed_trainer_and_refuses_strangers(
                                  transport, monkeypatch)
 
 
-@pytest.mark.parametrize("transport", ["grpc", "unix"])
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_token_cluster_trains_seed_trainer_and_refuses_strangers(
         tmp_path, cert_dirs, client_credentials, transport, monkeypatch):
     cluster, stranger = cert_dirs
@@ -137,9 +137,9 @@ def test_tls_and_token_together_big_tensors_pulled_over_tls(cert_dirs, client_cr
     the token digest in its handshake), not the gRPC fallback."""
     cluster, stranger = cert_dirs
     env = _env(cluster, tls=True, token=True)
-    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "grpc")
+    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "tcp")
     monkeypatch.delenv("TENSORWEAVE_BULK", raising=False)
-    with LocalCluster(ps=1, workers=1, env={**env, "TENSORWEAVE_TRANSPORT": "grpc"}) as lc:
+    with LocalCluster(ps=1, workers=1, env={**env, "TENSORWEAVE_TRANSPORT": "tcp"}) as lc:
         client_credentials(C.Credentials.from_env(env))
         big = np.arange(1 << 19, dtype=np.float32)  # 2 MiB: above the inline limit
         with tf.Graph().as_default():
@@ -161,7 +161,7 @@ def test_tls_and_token_together_big_tensors_pulled_over_tls(cert_dirs, client_cr
                         tf.errors.PermissionDeniedError, "wrong auth token")
 
 
-@pytest.mark.parametrize("transport", ["grpc", "unix"])
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_tls_client_will_not_talk_to_a_task_without_tls(cert_dirs, client_credentials,
                                                         transport, monkeypatch):
     """A client with TLS credentials refuses a task that cannot prove who it is (the
@@ -200,7 +200,7 @@ def test_worker_task_without_credentials_is_refused_and_the_chief_trains_on(tmp_
     assert C.CA_ENV in out
 
 
-@pytest.mark.parametrize("transport", ["grpc", "unix"])
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_server_name_lets_one_certificate_serve_every_host(tmp_path, client_credentials,
                                                            transport, monkeypatch):
     """A certificate that names only the cluster (as a Kubernetes Secret shared by every

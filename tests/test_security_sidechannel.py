@@ -10,9 +10,11 @@ import struct
 import pytest
 
 from tensorweave.distributed.server import Server
-from tensorweave.distributed.transport import bulk, sidechannel
+from tensorweave.distributed.transport.tcp import bulk, bulk_auth
+from tensorweave.distributed.transport.unix import handshake
+from tensorweave.distributed.transport import sidechannel
 from tensorweave.distributed.transport import credentials as C
-from tensorweave.distributed.transport.framing import ERROR, HEAD, REQUEST
+from tensorweave.distributed.transport.unix.framing import ERROR, HEAD, REQUEST
 from tensorweave.distributed.transport.unix import socket_name
 from tensorweave.framework import errors
 from tensorweave.launch.credentials import write_cluster_certificates
@@ -92,7 +94,7 @@ def test_bulk_pull_without_credentials_is_closed(served, caplog):
     assert any("refused connection from 127.0.0.1" in r.getMessage() and task in
                r.getMessage() for r in caplog.records), caplog.text
     # The port still serves pulls that prove themselves: -1 is "unknown token".
-    answer = _bulk_pull_answer(creds, address, lambda s: sidechannel.open_bulk(
+    answer = _bulk_pull_answer(creds, address, lambda s: bulk_auth.open_bulk(
         s, creds, "localhost"))
     assert struct.unpack("<q", answer) == (-1,)
 
@@ -100,7 +102,7 @@ def test_bulk_pull_without_credentials_is_closed(served, caplog):
 def test_bulk_pull_with_wrong_token_is_closed(served):
     creds, address, _ = served
     wrong = C.Credentials(ca=creds.ca, cert=creds.cert, key=creds.key, token=b"guess")
-    assert _bulk_pull_answer(creds, address, lambda s: sidechannel.open_bulk(
+    assert _bulk_pull_answer(creds, address, lambda s: bulk_auth.open_bulk(
         s, wrong, "localhost")) == b""
 
 
@@ -109,9 +111,9 @@ def test_unix_hello_without_credentials_is_refused(served):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(15)
         sock.connect(socket_name(address))
-        sock.sendall(sidechannel.UNIX_HELLO + bytes([0]))  # "I have nothing"
+        sock.sendall(handshake.UNIX_HELLO + bytes([0]))  # "I have nothing"
         answer = sock.recv(1)
-        assert answer and answer[0] & sidechannel.FLAG_REFUSED
+        assert answer and answer[0] & handshake.FLAG_REFUSED
         assert bool(answer[0] & sidechannel.FLAG_TLS) == creds.tls
 
 
@@ -140,11 +142,11 @@ def test_unix_wrong_token_is_permission_denied_and_right_one_passes(served):
         sock.connect(socket_name(address))
         try:
             if expect is None:
-                sock = sidechannel.unix_client_handshake(sock, who, address, task)
+                sock = handshake.unix_client_handshake(sock, who, address, task)
                 assert sock.gettimeout() is None  # ready for frames
             else:
                 with pytest.raises(expect, match="wrong auth token"):
-                    sidechannel.unix_client_handshake(sock, who, address, task)
+                    handshake.unix_client_handshake(sock, who, address, task)
         finally:
             sock.close()
 
@@ -161,7 +163,7 @@ def test_tls_port_refuses_plain_bytes_and_bad_handshakes(files):
             with socket.create_connection(("127.0.0.1", _port(address)), timeout=15) as s:
                 s.sendall(garbage)
                 assert _ends(s)
-        answer = _bulk_pull_answer(creds, address, lambda s: sidechannel.open_bulk(
+        answer = _bulk_pull_answer(creds, address, lambda s: bulk_auth.open_bulk(
             s, creds, "localhost"))
         assert struct.unpack("<q", answer) == (-1,)
     finally:
@@ -176,7 +178,7 @@ def test_bulk_handshake_that_stalls_is_dropped(served, monkeypatch):
     with socket.create_connection(("127.0.0.1", _port(address)), timeout=15) as sock:
         if creds.tls:
             sock = creds.client_context().wrap_socket(sock, server_hostname="localhost")
-        sock.sendall(sidechannel.BULK_TOKEN_MAGIC + b"12")  # 2 of the 32 digest bytes
+        sock.sendall(bulk_auth.BULK_TOKEN_MAGIC + b"12")  # 2 of the 32 digest bytes
         assert _ends(sock)
 
 
@@ -186,8 +188,8 @@ def test_dialling_the_private_grpc_socket_skips_nothing(served):
     TLS and sending no token, is refused by the servers' guard."""
     from tensorweave.distributed.protocol import service_pb2 as pb
     from tensorweave.distributed.protocol.methods import SERVICES, WORKER_SERVICE
-    from tensorweave.distributed.transport import rpc
-    from tensorweave.distributed.transport.grpc_peer import GrpcListener
+    from tensorweave.distributed.transport.tcp import rpc
+    from tensorweave.distributed.transport.tcp.peer import GrpcListener
 
     creds, address, task = served
     server = next(s for s in _servers if s.task == task)

@@ -1,8 +1,10 @@
-"""One test body, every transport: in-process servers, same-host Unix sockets, gRPC.
+"""One test body, every registered transport: the default "grpc", in-process servers,
+gRPC on TCP, same-host Unix sockets.
 
-The `net` fixture (tests/conftest.py) is parametrised by transport (torch RPC's habit: write the
-test once, run it against every backend). Also: the one place that chooses a
-transport, task-name helpers, and `import tensorweave` staying free of grpc.
+The `net` fixture (tests/conftest.py) is parametrised by `registry.names()` (torch RPC's
+habit: write the test once, run it against every backend). Also: protocols chosen by
+name (Server(protocol=...), ServerDef.protocol, TENSORWEAVE_TRANSPORT), task-name
+helpers, and `import tensorweave` staying free of grpc.
 """
 import os
 import subprocess
@@ -15,6 +17,7 @@ import tensorweave as tf
 from tensorweave.distributed import peers
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.protocol.methods import WORKER_SERVICE
+from tensorweave.distributed.transport import registry
 from tensorweave.framework import errors
 from tensorweave.framework.device import (
     parse_task_name, task_device, task_name, device_task)
@@ -112,26 +115,90 @@ def test_training_steps_over_the_transport(net):
         assert sess.run(loss, {x: xs, y: ys}) < first * 0.2
 
 
-# ---- the one choice point ------------------------------------------------------------
-def test_connect_prefers_this_process_then_unix_then_grpc(monkeypatch):
+# ---- the one choice point: protocols by name ---------------------------------------
+def test_connect_prefers_this_process_then_unix_then_tcp(monkeypatch):
     spec = cluster_dict(1, 0)
     server = tf.train.Server(spec, job_name="ps", task_index=0, exit_when_done=False)
     try:
         peer = peers.connect(spec["ps"][0], "/job:ps/replica:0/task:0", WORKER_SERVICE)
-        assert isinstance(peer, peers.InProcessPeer)
+        assert isinstance(peer, peers.InProcessPeer) and peer.local_service is server.worker
         assert peer.call("get_status", pb.GetStatusRequest())[0].task == server.task
     finally:
         server.stop()
     other = "localhost:1"  # nothing there: peers are made lazily, calls fail
     monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
-    assert type(peers.connect(other, "t", WORKER_SERVICE)).__name__ == "UnixPeer"
-    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "grpc")
-    grpc_peer = peers.connect(other, "t", WORKER_SERVICE)
-    assert type(grpc_peer).__name__ == "GrpcPeer"
-    grpc_peer.close()
+    unix_peer = peers.connect(other, "t", WORKER_SERVICE)
+    assert type(unix_peer).__name__ == "UnixPeer" and unix_peer.local_service is None
+    assert type(peers.connect(other, "t", WORKER_SERVICE, protocol="unix")).__name__ == \
+        "UnixPeer"
+    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "tcp")
+    tcp_peer = peers.connect(other, "t", WORKER_SERVICE)
+    assert type(tcp_peer).__name__ == "GrpcPeer" and not tcp_peer.shares_memory
+    tcp_peer.close()
+    # An explicit protocol beats the variable.
+    assert type(peers.connect(other, "t", WORKER_SERVICE, protocol="grpc")).__name__ == \
+        "UnixPeer"
     monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "carrier-pigeon")
-    with pytest.raises(ValueError, match="carrier-pigeon"):
+    with pytest.raises(ValueError, match="carrier-pigeon") as info:
         peers.connect(other, "t", WORKER_SERVICE)
+    assert all(name in str(info.value) for name in ("grpc", "inprocess", "tcp", "unix"))
+
+
+def test_inprocess_protocol_reaches_only_this_processs_servers(monkeypatch):
+    monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
+    with pytest.raises(errors.UnavailableError, match="'inprocess'.*localhost:1"):
+        peers.connect("localhost:1", "/job:ps/replica:0/task:0", WORKER_SERVICE,
+                      protocol="inprocess")
+
+
+def test_registry_lists_every_protocol_default_first():
+    assert registry.names()[0] == "grpc" == registry.DEFAULT
+    assert set(registry.names()) >= {"grpc", "inprocess", "tcp", "unix"}
+    assert registry.resolve("AUTO") == "grpc"  # the variable's old spelling of the default
+    with pytest.raises(ValueError, match="already"):
+        registry.register("unix", ("x:y",), True, "a second unix")
+    with pytest.raises(ValueError, match="built in"):
+        registry.unregister("grpc")
+
+
+@pytest.mark.parametrize("protocol", registry.names())
+def test_server_protocol_takes_every_registered_name(protocol, monkeypatch):
+    """Server(protocol=...) as TF's switch: each name runs a step across two tasks."""
+    monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
+    spec = cluster_dict(1, 1)
+    servers = [tf.train.Server(spec, job_name=job, task_index=0, protocol=protocol,
+                               exit_when_done=False) for job in ("ps", "worker")]
+    try:
+        assert [s.protocol for s in servers] == [protocol] * 2
+        assert servers[0].server_def.protocol == protocol
+        g = tf.Graph()
+        with g.as_default():
+            with tf.device("/job:ps/task:0"):
+                v = tf.Variable([1.0, 2.0], name="proto_v")
+            with tf.device("/job:worker/task:0"):
+                doubled = v * 2.0
+            with tf.Session(servers[1].target, graph=g) as sess:
+                sess.run(v.initializer)
+                np.testing.assert_allclose(sess.run(doubled), [2.0, 4.0])
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def test_server_def_protocol_chooses_and_unknown_names_are_refused(monkeypatch):
+    monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
+    spec = cluster_dict(1, 0)
+    server_def = tf.train.ServerDef(cluster=tf.train.ClusterSpec(spec).as_cluster_def(),
+                                    job_name="ps", task_index=0, protocol="tcp")
+    server = tf.train.Server(server_def, start=False)
+    assert server.protocol == "tcp"
+    assert tf.train.Server(spec, start=False).protocol == "grpc"  # TF's default
+    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "unix")
+    assert tf.train.Server(spec, start=False).protocol == "unix"
+    assert tf.train.Server(spec, protocol="grpc", start=False).protocol == "grpc"
+    with pytest.raises(ValueError, match=r"'grpc\+verbs'.*\['grpc', 'inprocess', 'tcp', "
+                                         r"'unix'"):
+        tf.train.Server(spec, protocol="grpc+verbs", start=False)
 
 
 def test_unreachable_task_is_unavailable_and_named(monkeypatch):

@@ -7,8 +7,9 @@ import threading
 import numpy as np
 import pytest
 
-from tensorweave.distributed.transport import codec, framing
-from tensorweave.distributed.transport.framing import PUSH, Conn
+from tensorweave.distributed.transport import codec
+from tensorweave.distributed.transport.unix import framing
+from tensorweave.distributed.transport.unix.framing import PUSH, Conn
 from tensorweave.framework import errors
 from tensorweave.runtime.rendezvous import LocalRendezvous
 

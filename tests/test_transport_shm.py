@@ -9,8 +9,8 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
-from tensorweave.distributed.transport import framing, shm
-from tensorweave.distributed.transport.framing import HEAD, PUSH, Conn
+from tensorweave.distributed.transport.unix import framing, shm
+from tensorweave.distributed.transport.unix.framing import HEAD, PUSH, Conn
 from tensorweave.testing.cluster import cluster_over
 
 CAP = 1 << 20

@@ -7,8 +7,9 @@ import grpc
 import numpy as np
 import pytest
 
-from tensorweave.distributed.transport import codec, stream
-from tensorweave.distributed.transport.stream import TensorClient, TensorServer
+from tensorweave.distributed.transport import codec
+from tensorweave.distributed.transport.tcp import stream
+from tensorweave.distributed.transport.tcp.stream import TensorClient, TensorServer
 
 BIG = 256 << 20  # bytes; far above gRPC's 4 MB default and many chunks
 

@@ -23,7 +23,8 @@ from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.protocol.methods import (MASTER_METHODS, MASTER_SERVICE,
                                                       WORKER_METHODS, WORKER_SERVICE)
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
-from tensorweave.distributed.transport import bulk, limits, rpc
+from tensorweave.distributed.transport.tcp import bulk, rpc
+from tensorweave.distributed.transport import limits
 from tensorweave.distributed.transport.unix import socket_name
 from tensorweave.testing.cluster import LocalCluster
 
@@ -175,7 +176,7 @@ def test_an_announced_huge_tensor_is_refused_before_allocating(cluster):
 
 
 def test_oversized_frames_on_the_unix_socket_end_the_link(cluster):
-    from tensorweave.distributed.transport.framing import HEAD, REQUEST
+    from tensorweave.distributed.transport.unix.framing import HEAD, REQUEST
     h = Envelope().tensors.add()
     h.dtype, h.nbytes = 1, 1 << 50
     h.shape.extend([1 << 48])

@@ -21,6 +21,7 @@ from tensorweave.distributed.master import MasterService
 from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
 from tensorweave.distributed.protocol.methods import MASTER_SERVICE, WORKER_SERVICE
 from tensorweave.distributed.run_config import TaskType
+from tensorweave.distributed.transport import registry
 from tensorweave.distributed.worker import WorkerService
 from tensorweave.framework import errors
 from tensorweave.framework.device import parse_task_name, task_name
@@ -57,9 +58,9 @@ def _server_def(cluster_or_def: Any, job_name: str | None, task_index: int | Non
         sd.job_name = job_name
     if task_index is not None:
         sd.task_index = task_index
-    sd.protocol = protocol or sd.protocol or "grpc"
-    if sd.protocol != "grpc":
-        raise ValueError(f"Protocol {sd.protocol!r} is not supported; use 'grpc'.")
+    # As TF: the argument, else the ServerDef's, else "grpc" (here: TENSORWEAVE_TRANSPORT's
+    # name when set); any registered name (ValueError listing them otherwise).
+    sd.protocol = registry.resolve(protocol or sd.protocol or None)
     if config is not None:
         sd.default_session_config.CopyFrom(config)
     return sd
@@ -89,7 +90,13 @@ class Server:
     Args:
         server_or_cluster_def: a ClusterSpec, dict, ClusterDef or ServerDef.
         job_name, task_index: this task (inferred only when unambiguous).
-        protocol: "grpc" (the only one).
+        protocol: how this task reaches the others, by registered name
+            (`tensorweave.distributed.transport.registry`): "grpc" (the default, as in
+            TF: this process's servers directly, this machine's tasks over Unix
+            sockets, other machines over gRPC on TCP), "tcp" (gRPC on TCP for every
+            task), "unix" (this machine's tasks only), "inprocess" (this process's
+            servers only; opens no port). None: the ServerDef's, else
+            TENSORWEAVE_TRANSPORT's, else "grpc".
         config: default ConfigProto for sessions on this server.
         start: start serving right away.
         bind_all: listen on every interface instead of the cluster address's host
@@ -108,7 +115,8 @@ class Server:
             system temp directory (`framework/file_access.py`).
 
     Raises:
-        ValueError: ambiguous job/task, or a job the cluster does not have (as TF).
+        ValueError: ambiguous job/task, a job the cluster does not have (as TF), or
+            a protocol that is not registered (the message lists those that are).
         tf.errors.InvalidArgumentError: the task is not in its job, or its address is
             not "host:port" (as TF: "Could not parse port ...").
         tf.errors.UnknownError: the port is in use or the host is not an address of
@@ -157,6 +165,11 @@ class Server:
         return f"grpc://{self._address}"
 
     @property
+    def protocol(self) -> str:
+        """The registered transport name this task reaches the others by ("grpc")."""
+        return self._server_def.protocol
+
+    @property
     def server_def(self) -> ServerDef:
         return self._server_def
 
@@ -175,8 +188,8 @@ class Server:
         host = "[::]" if self._bind_all else (
             "127.0.0.1" if self._host in ("localhost", "127.0.0.1") else self._host)
         try:
-            self._listeners = peers.serving_transports(host, self._host, self._port, self,
-                                                       self.task, self._credentials)
+            self._listeners = peers.serve(self.protocol, host, self._host, self._port,
+                                          self, self.task, self._credentials)
         except ValueError as e:
             # TF's class for a server that cannot start (its text is only "Could not
             # start gRPC server"); ours says which port, which task and what to do.
@@ -223,7 +236,7 @@ class Server:
                 else:
                     address = self._cluster.task_address(*parse_task_name(task))
                     client = peers.connect(address, task, WORKER_SERVICE,
-                                           self._credentials)
+                                           self._credentials, protocol=self.protocol)
                 self._peers[task] = client
             return client
 

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from tensorweave.distributed.topology import free_ports
+from tensorweave.distributed.transport import registry
 
 
 def cluster_dict(ps: int, workers: int, extra: dict[str, int] | None = None
@@ -180,15 +181,20 @@ class LocalCluster:
         self.stop()
 
 
-TRANSPORTS = ("inprocess", "unix", "grpc")
+def transports() -> list[str]:
+    """Every registered transport name ("grpc" first): what `cluster_over` accepts."""
+    return registry.names()
 
 
 class InProcessCluster:
-    """Every task of `spec` as a Server in this process (the in-process path: no RPC)."""
+    """Every task of `spec` as a Server in this process, reaching each other by
+    `protocol` ("inprocess": directly, no RPC and no socket)."""
 
     def __init__(self, ps: int = 1, workers: int = 1,
-                 spec: dict[str, list[str]] | None = None) -> None:
+                 spec: dict[str, list[str]] | None = None,
+                 protocol: str = "inprocess") -> None:
         self.spec = spec or cluster_dict(ps, workers)
+        self.protocol = protocol
         self.servers: dict[tuple[str, int], Any] = {}
 
     def start(self) -> "InProcessCluster":
@@ -196,7 +202,7 @@ class InProcessCluster:
         for job, addrs in self.spec.items():
             for i, _ in enumerate(addrs):
                 self.servers[(job, i)] = Server(self.spec, job_name=job, task_index=i,
-                                                exit_when_done=False)
+                                                exit_when_done=False, protocol=self.protocol)
         return self
 
     def target(self, job: str, index: int) -> str:
@@ -219,21 +225,24 @@ class InProcessCluster:
 
 
 def cluster_over(transport: str, ps: int = 1, workers: int = 1) -> Any:
-    """A cluster whose tasks talk over `transport` ("inprocess", "unix" or "grpc").
+    """A cluster whose tasks talk over `transport`, a registered name (`transports()`).
 
-    "inprocess" runs every task in this process; the others start server
-    processes with TENSORWEAVE_TRANSPORT set, and the caller must set it in
-    this process too (the client's own connection) while it uses the cluster.
+    A built-in socket protocol ("grpc", "tcp", "unix") starts server processes with
+    TENSORWEAVE_TRANSPORT set, and the caller must set it in this process too (the
+    client's own connection) while it uses the cluster. "inprocess", and a protocol
+    registered by this process only (a test's), run every task in this process.
 
     Example:
-        >>> with cluster_over("grpc", ps=1, workers=2) as c:
+        >>> with cluster_over("tcp", ps=1, workers=2) as c:
         ...     tf.Session(c.target("worker", 0))
+
+    Raises:
+        ValueError: a name that is not registered (listing those that are).
     """
-    if transport == "inprocess":
-        return InProcessCluster(ps, workers)
-    if transport not in TRANSPORTS:
-        raise ValueError(f"Unknown transport {transport!r}; choose from {TRANSPORTS}.")
-    return LocalCluster(ps, workers, env={"TENSORWEAVE_TRANSPORT": transport})
+    name = registry.resolve(transport, "transport ")
+    if name in registry.BUILT_IN and registry.get(name).serves_sockets:
+        return LocalCluster(ps, workers, env={registry.ENV: name})
+    return InProcessCluster(ps, workers, protocol=name)
 
 
 def _main() -> None:

@@ -1,12 +1,13 @@
 """Transport: how requests and tensors cross between tasks.
 
-`base` defines the interface (`Peer`, `Transport`); `tensorweave.distributed.peers`
-is the one place that picks an implementation for a task. Implementations:
-`unix` (same-host tasks: one Unix-domain socket per task pair, pushes and calls
-as frames, payloads zero-copy), `grpc_peer` (any machine) over `rpc` (framed
-calls), `stream` (chunked tensor streams) and `bulk` (a raw-TCP side channel
-for big payloads). Only `grpc_peer`, `rpc` and `stream` import grpc, and they
-are imported only when a server starts or a peer on another machine is used.
-`codec` (header + zero-copy chunks) and `buffers` are shared by all.
-Services never import this package; transport wraps them.
+`base` defines the interface (the `Peer` base class, `Transport`); `registry` holds
+the transports by name (what `Server(protocol=...)` chooses: "grpc" the default,
+"tcp", "unix", "inprocess"); `tensorweave.distributed.peers` connects and serves by
+it. One sub-package per transport: `inprocess` (servers of this process, called
+directly), `unix` (same-host tasks: one Unix-domain socket per task pair, frames,
+shared-memory rings), `tcp` (any machine: gRPC on the task's port, big tensors
+pulled raw over TCP). Only `tcp` imports grpc, and only when a server starts or a
+peer on another machine is used. Shared by all: `codec` (header + zero-copy
+chunks), `buffers`, `credentials`, `sidechannel` (TLS acceptance, refusal logs),
+`limits`. Services never import this package; transport wraps them.
 """

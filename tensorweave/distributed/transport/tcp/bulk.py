@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np  # noqa: F401 - used by the module docstring example
 
 from tensorweave.distributed.transport import codec
+from tensorweave.distributed.transport.sidechannel import recv_exactly_into
 
 __all__ = ["MAGIC", "BulkClient", "BulkOffers", "BulkServer", "BulkUnavailable",
            "recv_exactly_into", "serve_bulk", "tune_socket"]
@@ -66,16 +67,6 @@ def tune_socket(sock: socket.socket) -> None:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SOCK_BUF)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SOCK_BUF)
-
-
-def recv_exactly_into(sock: socket.socket, view: memoryview) -> None:
-    """Fills `view` from `sock`; blocks until full. Raises ConnectionError on EOF."""
-    got, total = 0, view.nbytes
-    while got < total:
-        n = sock.recv_into(view[got:], total - got)
-        if n == 0:
-            raise ConnectionError(f"Peer closed after {got} of {total} bytes")
-        got += n
 
 
 class BulkOffers:
@@ -247,7 +238,7 @@ class BulkClient:
         """Receives one payload straight into `assembler.buffer`. Blocks until done.
 
         `hello(sock) -> sock` opens a new connection instead of sending MAGIC (with
-        credentials: TLS and the token, see sidechannel.open_bulk); connections are
+        credentials: TLS and the token, see bulk_auth.open_bulk); connections are
         reused only with the same `hello`.
 
         Raises:

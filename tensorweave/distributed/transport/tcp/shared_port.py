@@ -37,7 +37,8 @@ import time
 from typing import Any
 
 from tensorweave.base.address import parse_host_port
-from tensorweave.distributed.transport import bulk, grpc_auth, limits, sidechannel
+from tensorweave.distributed.transport.tcp import bulk, bulk_auth, grpc_auth
+from tensorweave.distributed.transport import limits, sidechannel
 from tensorweave.distributed.transport.credentials import NONE, Credentials
 
 __all__ = ["SharedPort", "relay_target"]
@@ -140,9 +141,9 @@ class SharedPort:
             first = _peek(conn, len(bulk.MAGIC))
             if self._creds.tls:
                 self._sort_tls(conn, first, peer)
-            elif first in (bulk.MAGIC, sidechannel.BULK_TOKEN_MAGIC):
+            elif first in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC):
                 conn.recv(len(bulk.MAGIC))  # consume it; the rest is the bulk protocol
-                if sidechannel.check_bulk(conn, first, self._creds, self._task, peer):
+                if bulk_auth.check_bulk(conn, first, self._creds, self._task, peer):
                     bulk.serve_bulk(conn, self._offers, self._stopped.is_set)
             elif first.startswith(_TLS_RECORD) and self._creds.enabled:
                 sidechannel.log_refused(self._task, peer, "it speaks TLS, this task has no "
@@ -171,8 +172,8 @@ class SharedPort:
         try:
             head = bytearray(len(bulk.MAGIC))
             bulk.recv_exactly_into(tls, memoryview(head))  # within the handshake's timeout
-            if bytes(head) in (bulk.MAGIC, sidechannel.BULK_TOKEN_MAGIC):
-                if sidechannel.check_bulk(tls, bytes(head), self._creds, self._task, peer):
+            if bytes(head) in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC):
+                if bulk_auth.check_bulk(tls, bytes(head), self._creds, self._task, peer):
                     bulk.serve_bulk(tls, self._offers, self._stopped.is_set)
             else:
                 tls.settimeout(None)

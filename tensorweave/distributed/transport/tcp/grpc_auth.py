@@ -23,7 +23,8 @@ from typing import Any
 
 import grpc
 
-from tensorweave.distributed.transport import bulk, sidechannel
+from tensorweave.distributed.transport.tcp import bulk, bulk_auth
+from tensorweave.distributed.transport import sidechannel
 from tensorweave.distributed.transport.credentials import (
     SERVER_NAME_ENV, TLS_HINT, TOKEN_HINT, Credentials, refused)
 from tensorweave.framework import errors
@@ -164,7 +165,7 @@ def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpErr
                            f"{host}:{port} ({sidechannel.reason(e)})", "give every task the "
                            "same TLS credentials")
         with sock:
-            sock.sendall(sidechannel.BULK_TOKEN_MAGIC + creds.digest if creds.token
+            sock.sendall(bulk_auth.BULK_TOKEN_MAGIC + creds.digest if creds.token
                          else bulk.MAGIC)
             sock.sendall(bytes(bulk.TOKEN_BYTES))
             answer = sock.recv(8)

@@ -16,12 +16,12 @@ from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.protocol.methods import SERVICES
 from tensorweave.distributed.transport import credentials as creds_mod
 from tensorweave.distributed.transport.base import Done, Peer, ServiceHost, Tensors
-from tensorweave.distributed.transport.bulk import BulkOffers
+from tensorweave.distributed.transport.tcp.bulk import BulkOffers
 from tensorweave.distributed.transport.credentials import Credentials
-from tensorweave.distributed.transport.grpc_auth import Guard, RefusalServer
-from tensorweave.distributed.transport.rpc import (
+from tensorweave.distributed.transport.tcp.grpc_auth import Guard, RefusalServer
+from tensorweave.distributed.transport.tcp.rpc import (
     Client, RpcServer, ServiceEndpoint, bulk_enabled)
-from tensorweave.distributed.transport.shared_port import SharedPort, relay_target
+from tensorweave.distributed.transport.tcp.shared_port import SharedPort, relay_target
 from tensorweave.runtime.threads import DaemonPool
 
 _pool = DaemonPool(256, "tw-grpc-call")
@@ -62,7 +62,7 @@ class GrpcPeer(Peer):
 class GrpcTransport:
     """Reaches any "host:port" (the one transport that crosses machines)."""
 
-    name = "grpc"
+    name = "tcp"
 
     def connect(self, address: str, task: str, service: str,
                 credentials: Credentials | None = None) -> GrpcPeer:
@@ -115,5 +115,5 @@ class GrpcListener:
         self._offers.close()
 
 
-GRPC = GrpcTransport()
-__all__ = ["GRPC", "GrpcListener", "GrpcPeer", "GrpcTransport"]
+TCP = GrpcTransport()
+__all__ = ["TCP", "GrpcListener", "GrpcPeer", "GrpcTransport"]

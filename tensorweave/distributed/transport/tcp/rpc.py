@@ -25,10 +25,11 @@ from google.protobuf.message import DecodeError
 from tensorweave.distributed.protocol.methods import Method
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
 from tensorweave.distributed.protocol.tensor_wire_pb2 import TensorRequest
-from tensorweave.distributed.transport import bulk as bulk_mod
-from tensorweave.distributed.transport import codec, grpc_auth, limits, sidechannel
+from tensorweave.distributed.transport.tcp import bulk as bulk_mod
+from tensorweave.distributed.transport import codec, limits
+from tensorweave.distributed.transport.tcp import bulk_auth, grpc_auth
 from tensorweave.distributed.transport.credentials import NONE, Credentials
-from tensorweave.distributed.transport.stream import GRPC_OPTIONS
+from tensorweave.distributed.transport.tcp.stream import GRPC_OPTIONS
 from tensorweave.framework import errors
 
 Tensors = list[np.ndarray]
@@ -265,7 +266,7 @@ class Client:
         self.peer = peer_name or address
         self._creds = credentials
         self._metadata = grpc_auth.call_metadata(credentials)
-        self._bulk_hello = (functools.partial(sidechannel.open_bulk, creds=credentials,
+        self._bulk_hello = (functools.partial(bulk_auth.open_bulk, creds=credentials,
                                               host=self.host)
                             if credentials.enabled else None)
         self._channel = grpc_auth.secure_channel(address, credentials, grpc_options())

@@ -29,7 +29,7 @@ import grpc
 import numpy as np
 
 from tensorweave.distributed.protocol.tensor_wire_pb2 import TensorHeader, TensorRequest
-from tensorweave.distributed.transport import bulk as bulk_mod
+from tensorweave.distributed.transport.tcp import bulk as bulk_mod
 from tensorweave.distributed.transport import codec
 
 __all__ = ["GRPC_OPTIONS", "TENSOR_METHOD", "TensorClient", "TensorServer", "fetch_tensor",

@@ -18,7 +18,8 @@ import time
 from typing import Any, Callable, Sequence, cast
 
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
-from tensorweave.distributed.transport import codec, limits, shm
+from tensorweave.distributed.transport import codec, limits
+from tensorweave.distributed.transport.unix import shm
 from tensorweave.distributed.transport.base import Tensors
 from tensorweave.framework import errors
 from tensorweave.framework.proto.wire import varint
