@@ -123,13 +123,7 @@ class SyncReplicasOptimizer(Optimizer):
             raise ValueError("Must supply at least one (gradient, variable) pair.")
         self._global_step = global_step
         gs_dtype = global_step.dtype.base_dtype
-        anchor = no_op(name="sync_local_anchor")  # takes the worker device of the scope
-        self._replica = _replica_name(anchor.device)
-        with device_scope(anchor.device):
-            self._local_step = Variable(0, trainable=False, dtype=gs_dtype,
-                                        collections=[GraphKeys.LOCAL_VARIABLES],
-                                        name="sync_rep_local_step")
-        self.local_step_init_op = assign(self._local_step, global_step)
+        self._make_local_step(global_step, gs_dtype)
         chief_init_ops = [self.local_step_init_op]
         self.ready_for_local_init_op = report_uninitialized_variables(global_variables())
 
@@ -170,21 +164,37 @@ class SyncReplicasOptimizer(Optimizer):
                                                                 name="SetGlobalStep"))
             self.chief_init_op = group(*chief_init_ops)
             self._gradients_applied = True
-            with colocate_with(queue.queue_ref):
-                self._end_op = queue.close(cancel_pending_enqueues=True)
-            # The Supervisor runs these when the chief ends training normally.
-            add_to_collection(END_OF_TRAINING_OPS, self._end_op)
-            departures: list[Any] = [assign_add(self._departed, 1)]
-            for accum, dev in self._accumulators:
-                with device_scope(dev):
-                    departures.append(from_replica(accum.replica_departed(), self._replica))
-            self._departed_op = group(*departures, name="replica_departed")
-            # Every worker runs this when it ends normally: the others stop waiting for it.
-            add_to_collection(REPLICA_DONE_OPS, self._departed_op)
-            add_to_collection(SYNC_OPTIMIZERS, self)
-            # Who a waiting step waits for (made here: a Supervisor finalizes the graph).
-            self._replica_status = self._accumulators[0][0].replica_status()
+            self._add_end_ops(queue)
         return train_op
+
+    def _make_local_step(self, global_step: Any, gs_dtype: Any) -> None:
+        """This worker's local step (the global step its gradients are for), on the
+        worker device of the scope, which also names this replica."""
+        anchor = no_op(name="sync_local_anchor")  # takes the worker device of the scope
+        self._replica = _replica_name(anchor.device)
+        with device_scope(anchor.device):
+            self._local_step = Variable(0, trainable=False, dtype=gs_dtype,
+                                        collections=[GraphKeys.LOCAL_VARIABLES],
+                                        name="sync_rep_local_step")
+        self.local_step_init_op = assign(self._local_step, global_step)
+
+    def _add_end_ops(self, queue: FIFOQueue) -> None:
+        """The ops that end training: the chief's queue close, each replica's departure,
+        and the status op the sync replica watch reads."""
+        with colocate_with(queue.queue_ref):
+            self._end_op = queue.close(cancel_pending_enqueues=True)
+        # The Supervisor runs these when the chief ends training normally.
+        add_to_collection(END_OF_TRAINING_OPS, self._end_op)
+        departures: list[Any] = [assign_add(self._departed, 1)]
+        for accum, dev in self._accumulators:
+            with device_scope(dev):
+                departures.append(from_replica(accum.replica_departed(), self._replica))
+        self._departed_op = group(*departures, name="replica_departed")
+        # Every worker runs this when it ends normally: the others stop waiting for it.
+        add_to_collection(REPLICA_DONE_OPS, self._departed_op)
+        add_to_collection(SYNC_OPTIMIZERS, self)
+        # Who a waiting step waits for (made here: a Supervisor finalizes the graph).
+        self._replica_status = self._accumulators[0][0].replica_status()
 
     def _accumulate(self, grad: Any, var: Any, train_ops: list[Any]) -> Any:
         shared = var.name + "/grad_accum"
