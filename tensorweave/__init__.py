@@ -117,21 +117,21 @@ from tensorweave.ops.state.scatter_nd_ops import (
     scatter_nd_sub as scatter_nd_sub, scatter_nd_update as scatter_nd_update)
 from tensorweave.ops.state.state_ops import (
     assign as assign, assign_add as assign_add, assign_sub as assign_sub)
-from tensorweave.ops.state.variables import (
+from tensorweave.state.variables import (
     Variable as Variable, all_variables as all_variables, global_variables as global_variables,
     local_variables as local_variables, model_variables as model_variables,
     moving_average_variables as moving_average_variables,
     trainable_variables as trainable_variables)
-from tensorweave.ops.state.resource_variables import (
+from tensorweave.state.resource_variables import (
     disable_resource_variables as disable_resource_variables,
     enable_resource_variables as enable_resource_variables,
     resource_variables_enabled as resource_variables_enabled)
-from tensorweave.ops.state.variable_meta import (
+from tensorweave.state.variable_meta import (
     variable_creator_scope as variable_creator_scope)
-from tensorweave.ops.state.variable_policies import (
+from tensorweave.state.variable_policies import (
     VariableAggregation as VariableAggregation,
     VariableSynchronization as VariableSynchronization)
-from tensorweave.ops.state.variable_initializers import (
+from tensorweave.state.variable_initializers import (
     assert_variables_initialized as assert_variables_initialized,
     global_variables_initializer as global_variables_initializer,
     initialize_all_variables as initialize_all_variables,
@@ -140,13 +140,13 @@ from tensorweave.ops.state.variable_initializers import (
     local_variables_initializer as local_variables_initializer,
     report_uninitialized_variables as report_uninitialized_variables,
     tables_initializer as tables_initializer, variables_initializer as variables_initializer)
-from tensorweave.ops.state.variable_scope import (
+from tensorweave.state.variable_scope import (
     AUTO_REUSE as AUTO_REUSE, VariableScope as VariableScope,
     create_partitioned_variables as create_partitioned_variables,
     get_local_variable as get_local_variable, get_variable as get_variable,
     get_variable_scope as get_variable_scope, no_regularizer as no_regularizer,
     variable_scope as variable_scope)
-from tensorweave.ops.state.init_ops import (
+from tensorweave.state.init_ops import (
     constant_initializer as constant_initializer,
     glorot_normal_initializer as glorot_normal_initializer,
     glorot_uniform_initializer as glorot_uniform_initializer,
@@ -156,8 +156,8 @@ from tensorweave.ops.state.init_ops import (
     truncated_normal_initializer as truncated_normal_initializer,
     variance_scaling_initializer as variance_scaling_initializer,
     zeros_initializer as zeros_initializer)
-from tensorweave.ops.state import init_ops as initializers
-from tensorweave.ops.state.template import make_template as make_template
+from tensorweave.state import init_ops as initializers
+from tensorweave.state.template import make_template as make_template
 from tensorweave.ops.array.space_batch_ops import (
     batch_to_space as batch_to_space, batch_to_space_nd as batch_to_space_nd,
     space_to_batch as space_to_batch, space_to_batch_nd as space_to_batch_nd)
@@ -167,7 +167,7 @@ from tensorweave.ops.nn.space_to_batch_conv import (
     required_space_to_batch_paddings as required_space_to_batch_paddings)
 from tensorweave.ops.parsing.sequence_example_ops import (
     parse_single_sequence_example as parse_single_sequence_example)
-from tensorweave.ops.io.reader_ops import (
+from tensorweave.readers.readers import (
     FixedLengthRecordReader as FixedLengthRecordReader, IdentityReader as IdentityReader,
     ReaderBase as ReaderBase, TFRecordReader as TFRecordReader,
     TextLineReader as TextLineReader, WholeFileReader as WholeFileReader)
@@ -227,7 +227,7 @@ from tensorweave.platform import gfile as gfile
 from tensorweave.testing import tf_test as test
 
 # --- device setter, partitioning, cluster resolution (owner: placement helper) ---
-from tensorweave.ops.state.partitioned_variables import (
+from tensorweave.state.partitioned_variables import (
     fixed_size_partitioner as fixed_size_partitioner,
     min_max_variable_partitioner as min_max_variable_partitioner,
     variable_axis_size_partitioner as variable_axis_size_partitioner)

@@ -19,7 +19,7 @@ from tensorweave.ops.parsing.parsing_ops import (
     parse_example as parse_example,
     parse_single_example as parse_single_example)
 
-from tensorweave.ops.io.reader_ops import match_filenames_once as match_filenames_once
+from tensorweave.readers.readers import match_filenames_once as match_filenames_once
 from tensorweave.ops.data_flow.data_flow_ops import (  # TF 1.15's tf.io names of the queues
     PaddingFIFOQueue as PaddingFIFOQueue, PriorityQueue as PriorityQueue,
     QueueBase as QueueBase, RandomShuffleQueue as RandomShuffleQueue)

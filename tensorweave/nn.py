@@ -14,7 +14,7 @@ from tensorweave.ops.nn.layer_ops import (
     bias_add as bias_add, dropout as dropout,
     l2_loss as l2_loss, l2_normalize as l2_normalize, moments as moments)
 from tensorweave.ops.nn.embedding_ops import embedding_lookup as embedding_lookup
-from tensorweave.ops.nn.embedding_sparse import (
+from tensorweave.nn_impl.embedding_sparse import (
     embedding_lookup_sparse as embedding_lookup_sparse,
     safe_embedding_lookup_sparse as safe_embedding_lookup_sparse)
 from tensorweave.ops.nn.nn_ops import (
@@ -44,7 +44,7 @@ from tensorweave.ops.nn.candidate_sampling_ops import (
     learned_unigram_candidate_sampler as learned_unigram_candidate_sampler,
     log_uniform_candidate_sampler as log_uniform_candidate_sampler,
     uniform_candidate_sampler as uniform_candidate_sampler)
-from tensorweave.ops.nn.sampled_losses import (
+from tensorweave.nn_impl.sampled_losses import (
     nce_loss as nce_loss, sampled_softmax_loss as sampled_softmax_loss)
 from tensorweave.rnn import rnn_cell as rnn_cell
 from tensorweave.rnn.rnn_ops import (
@@ -55,7 +55,7 @@ from tensorweave.rnn.static_rnn import (
 from tensorweave.ops.nn.conv3d_ops import (
     conv3d as conv3d, conv3d_backprop_input_v2 as conv3d_backprop_input_v2,
     conv3d_transpose as conv3d_transpose)
-from tensorweave.ops.nn.conv_wrappers import (
+from tensorweave.nn_impl.conv_wrappers import (
     atrous_conv2d as atrous_conv2d, conv1d as conv1d, convolution as convolution, pool as pool)
 from tensorweave.ops.nn.depthwise_ops import (
     depthwise_conv2d as depthwise_conv2d, depthwise_conv2d_native as depthwise_conv2d_native,

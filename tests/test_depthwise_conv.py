@@ -11,7 +11,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.keras.layers.convolutional_depthwise import DepthwiseConv2D
 from tensorweave.layers.convolutional_separable import SeparableConv2D, separable_conv2d
-from tensorweave.ops.nn import conv_wrappers as cw
+from tensorweave.nn_impl import conv_wrappers as cw
 from tensorweave.ops.nn import depthwise_ops as dw
 
 from nn_helpers import RNG, check_grads, ref_conv2d, run

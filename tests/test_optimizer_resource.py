@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.variables import ResourceVariable
+from tensorweave.state import ResourceVariable
 
 pytestmark = pytest.mark.usefixtures("graph")
 

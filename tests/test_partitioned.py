@@ -7,10 +7,10 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops.nn.embedding_ops import dynamic_partition, dynamic_stitch, embedding_lookup
-from tensorweave.ops.state.partitioned_variables import (
+from tensorweave.state.partitioned_variables import (
     PartitionedVariable, fixed_size_partitioner, min_max_variable_partitioner,
     variable_axis_size_partitioner)
-from tensorweave.ops.state.variable_scope import get_variable, variable_scope
+from tensorweave.state.variable_scope import get_variable, variable_scope
 from tensorweave.train.device_setter import (
     GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter)
 

@@ -1,4 +1,4 @@
-"""TF1 queue-based readers (ops/io/reader_ops.py): TFRecordReader, TextLineReader,
+"""TF1 queue-based readers (tensorweave/readers/readers.py): TFRecordReader, TextLineReader,
 FixedLengthRecordReader, WholeFileReader, IdentityReader, match_filenames_once.
 
 Spec: TF 1.x's reader_ops_test.py (keys, values, epochs, read_up_to, counters, reset,
@@ -13,7 +13,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework.tfrecord import TFRecordWriter
-from tensorweave.ops.io.reader_ops import (
+from tensorweave.readers.readers import (
     FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader, TFRecordReader,
     WholeFileReader, match_filenames_once)
 
@@ -418,7 +418,7 @@ def test_match_filenames_once(tmp_path):
 
 
 def test_public_names_are_the_reader_module():
-    from tensorweave.ops.io import reader_ops
+    from tensorweave.readers import readers as reader_ops
     import tensorweave as tf
     for name in ("TFRecordReader", "TextLineReader", "FixedLengthRecordReader",
                  "WholeFileReader", "IdentityReader", "ReaderBase"):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.io.reader_ops import FixedLengthRecordReader, TFRecordReader
+from tensorweave.readers.readers import FixedLengthRecordReader, TFRecordReader
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 

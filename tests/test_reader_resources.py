@@ -9,7 +9,7 @@ import time
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.io.reader_ops import IdentityReader, TextLineReader
+from tensorweave.readers.readers import IdentityReader, TextLineReader
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.variables import ResourceVariable, is_resource_variable
+from tensorweave.state import ResourceVariable, is_resource_variable
 
 pytestmark = pytest.mark.usefixtures("graph")
 
@@ -188,7 +188,7 @@ def test_gather_nd_reads_elements():
 
 
 def test_ref_variable_is_every_non_resource_variable():
-    from tensorweave.ops.variables import RefVariable
+    from tensorweave.state import RefVariable
     plain, resource = tf.Variable(1.0), tf.Variable(1.0, use_resource=True)
     assert isinstance(plain, RefVariable) and not isinstance(resource, RefVariable)
     made = RefVariable([1.0, 2.0])
@@ -228,7 +228,7 @@ def test_synchronization_and_aggregation(use_resource):
 
 
 def test_aggregation_modes_of_both_generations_are_equal():
-    from tensorweave.ops.variables import VariableAggregationV2
+    from tensorweave.state import VariableAggregationV2
     assert tf.VariableAggregation.ONLY_FIRST_TOWER == VariableAggregationV2.ONLY_FIRST_REPLICA
     assert VariableAggregationV2.SUM == tf.VariableAggregation.SUM
     assert tf.VariableAggregation.SUM != VariableAggregationV2.MEAN

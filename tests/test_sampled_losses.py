@@ -10,7 +10,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops.nn import candidate_sampling_ops as cs
-from tensorweave.ops.nn.sampled_losses import nce_loss, sampled_softmax_loss
+from tensorweave.nn_impl.sampled_losses import nce_loss, sampled_softmax_loss
 from tensorweave.testing.gradient_checker import check_gradients
 
 pytestmark = pytest.mark.usefixtures("graph")

@@ -11,7 +11,7 @@ from tensorweave.distributed.server import Server
 from tensorweave.framework import errors
 from tensorweave.testing.cluster import cluster_dict
 from tensorweave.train import checkpoint_management
-from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
+from tensorweave.state.partitioned_variables import SaveSliceInfo
 from tensorweave.train.saver import Saver
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.variables import ResourceVariable, is_resource_variable
+from tensorweave.state import ResourceVariable, is_resource_variable
 from tensorweave.train import slot_creator
 
 pytestmark = pytest.mark.usefixtures("graph")

@@ -13,7 +13,7 @@ import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.ops.array import depth_space_ops as ds
 from tensorweave.ops.array import space_batch_ops as sb
-from tensorweave.ops.nn import conv_wrappers as cw
+from tensorweave.nn_impl import conv_wrappers as cw
 from tensorweave.ops.nn import depthwise_ops as dw
 from tensorweave.ops.nn import space_to_batch_conv as sbc
 

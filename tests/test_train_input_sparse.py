@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.io.reader_ops import TFRecordReader
+from tensorweave.readers.readers import TFRecordReader
 from tensorweave.ops.sparse.sparse_map_ops import (
     add_many_sparse_to_tensors_map, add_sparse_to_tensors_map,
     take_many_sparse_from_tensors_map)

@@ -24,9 +24,9 @@ from tensorweave.contrib.arg_scope import add_arg_scope
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.ops.array.core_ops import placeholder
 from tensorweave.ops.control_flow.assert_ops import group
-from tensorweave.ops.state.variable_scope import VariableScope, get_variable, \
+from tensorweave.state.variable_scope import VariableScope, get_variable, \
     get_variable_scope
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state.variables import Variable
 from tensorweave.train.checkpoint_management import load_checkpoint
 from tensorweave.train.saver import Saver
 

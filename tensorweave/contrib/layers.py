@@ -30,7 +30,7 @@ from tensorweave.contrib.layers_misc import (
     elu as elu, layer_norm as layer_norm, linear as linear,
     one_hot_encoding as one_hot_encoding, relu as relu, relu6 as relu6, repeat as repeat,
     stack as stack, unit_norm as unit_norm)
-from tensorweave.ops.nn.embedding_sparse import (
+from tensorweave.nn_impl.embedding_sparse import (
     safe_embedding_lookup_sparse as safe_embedding_lookup_sparse)
 
 __all__ = ["OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "apply_regularization",

@@ -23,8 +23,9 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
-from tensorweave.ops.nn import conv_ops, conv_wrappers, depthwise_ops, layer_ops, nn_ops, pool_ops
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.nn_impl import conv_wrappers
+from tensorweave.ops.nn import conv_ops, depthwise_ops, layer_ops, nn_ops, pool_ops
+from tensorweave.state.variable_scope import variable_scope
 from tensorweave.framework.tensor_shape import dimension_value
 
 

@@ -29,9 +29,9 @@ from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import layer_ops, nn_ops
 from tensorweave.ops.nn.embedding_ops import embedding_lookup
 from tensorweave.keras.layers.normalization import batch_normalization as _nn_batch_normalization
-from tensorweave.ops.state import init_ops
-from tensorweave.ops.state.variable_scope import get_variable, variable_scope
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state import init_ops
+from tensorweave.state.variable_scope import get_variable, variable_scope
+from tensorweave.state.variables import Variable
 from tensorweave.train.moving_averages import assign_moving_average
 
 from tensorweave.contrib.arg_scope import add_arg_scope

@@ -21,8 +21,8 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import layer_ops, nn_extra_ops, nn_ops
-from tensorweave.ops.state import init_ops
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.state import init_ops
+from tensorweave.state.variable_scope import variable_scope
 
 
 def _layer_name(layer: Callable[..., Any]) -> str:

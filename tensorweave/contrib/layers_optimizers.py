@@ -21,9 +21,9 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.math import clip_ops, math_ops
 from tensorweave.ops.random import random_ops
-from tensorweave.ops.state import init_ops
-from tensorweave.ops.state.variable_scope import get_variable, variable_scope
-from tensorweave.ops.state.variables import Variable, trainable_variables
+from tensorweave.state import init_ops
+from tensorweave.state.variable_scope import get_variable, variable_scope
+from tensorweave.state.variables import Variable, trainable_variables
 from tensorweave.summary import summary
 from tensorweave.train import training_util
 from tensorweave.train.adagrad import AdagradOptimizer

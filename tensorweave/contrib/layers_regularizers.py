@@ -19,8 +19,8 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import layer_ops
 from tensorweave.ops.random import random_ops
-from tensorweave.ops.state import init_ops
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state import init_ops
+from tensorweave.state.variables import Variable
 
 Regularizer = Callable[[Any], Any]
 

@@ -26,7 +26,7 @@ from tensorweave.ops.control_flow.control_flow_ops import group
 from tensorweave.ops.dataset.dataset import Dataset
 from tensorweave.ops.math.math_ops import cast, maximum, truediv
 from tensorweave.ops.state.state_ops import assign_add
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state.variables import Variable
 from tensorweave.platform import tf_logging as logging
 from tensorweave.summary.summary import Summary
 from tensorweave.summary.writer import FileWriterCache

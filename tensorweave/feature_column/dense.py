@@ -22,11 +22,11 @@ from tensorweave.ops.array.gather_nd_ops import scatter_nd
 from tensorweave.ops.array.index_ops import boolean_mask
 from tensorweave.ops.lookup.bucketize_ops import bucketize
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.nn.embedding_sparse import safe_embedding_lookup_sparse
+from tensorweave.nn_impl.embedding_sparse import safe_embedding_lookup_sparse
 from tensorweave.ops.parsing.parsing_ops import FixedLenFeature
 from tensorweave.ops.sparse.sparse_ops import sparse_tensor_to_dense
-from tensorweave.ops.state.init_ops import truncated_normal_initializer
-from tensorweave.ops.state.variable_scope import get_variable
+from tensorweave.state.init_ops import truncated_normal_initializer
+from tensorweave.state.variable_scope import get_variable
 from tensorweave.framework.graph_defaults import GraphKeys
 from tensorweave.train.checkpoint_utils import init_from_checkpoint
 from tensorweave.feature_column.builder import FeatureBuilder, as_tensor

@@ -16,11 +16,11 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.nn.embedding_sparse import safe_embedding_lookup_sparse
+from tensorweave.nn_impl.embedding_sparse import safe_embedding_lookup_sparse
 from tensorweave.ops.nn.layer_ops import bias_add
 from tensorweave.ops.sparse.sparse_ops import sparse_reshape
-from tensorweave.ops.state.init_ops import zeros_initializer
-from tensorweave.ops.state.variable_scope import (
+from tensorweave.state.init_ops import zeros_initializer
+from tensorweave.state.variable_scope import (
     get_variable, get_variable_scope, variable_scope)
 from tensorweave.feature_column.builder import FeatureBuilder
 from tensorweave.feature_column.categorical import CategoricalColumn

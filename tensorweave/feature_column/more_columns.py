@@ -31,8 +31,8 @@ from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.lookup.vocab_tables import index_table_from_file
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.parsing.parsing_ops import VarLenFeature
-from tensorweave.ops.state.init_ops import truncated_normal_initializer
-from tensorweave.ops.state.variable_scope import get_variable
+from tensorweave.state.init_ops import truncated_normal_initializer
+from tensorweave.state.variable_scope import get_variable
 from tensorweave.feature_column.builder import FeatureBuilder, map_values
 from tensorweave.feature_column.categorical import (
     CategoricalColumn, IdWeightPair, _check_dtype, _check_key, _ids_input)

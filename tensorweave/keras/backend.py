@@ -22,9 +22,9 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import Graph, get_default_graph, reset_default_graph
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array.core_ops import placeholder_with_default
-from tensorweave.ops.state.variable_initializers import (
+from tensorweave.state.variable_initializers import (
     report_uninitialized_variables, variables_initializer)
-from tensorweave.ops.state.variables import global_variables
+from tensorweave.state.variables import global_variables
 
 _LOCK = threading.Lock()
 

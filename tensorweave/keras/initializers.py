@@ -13,8 +13,8 @@ from typing import Any
 
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.ops.state import init_ops
-from tensorweave.ops.state.init_ops import (
+from tensorweave.state import init_ops
+from tensorweave.state.init_ops import (
     Constant as Constant, GlorotNormal as GlorotNormal, GlorotUniform as GlorotUniform,
     Identity as Identity, Initializer as Initializer, Ones as Ones, Orthogonal as Orthogonal,
     VarianceScaling as VarianceScaling, Zeros as Zeros, he_normal as he_normal,

@@ -22,8 +22,8 @@ from tensorweave.framework.graph import Graph, GraphKeys, get_default_graph
 from tensorweave.keras.engine import base_layer
 from tensorweave.keras.engine.base_layer import to_snake_case
 from tensorweave.keras.engine.node import flatten
-from tensorweave.ops.state.variable_scope import VariableScope, get_variable, variable_scope
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state.variable_scope import VariableScope, get_variable, variable_scope
+from tensorweave.state.variables import Variable
 
 
 class Layer(base_layer.Layer):

@@ -13,7 +13,7 @@ from tensorweave.keras.layers import convolutional as keras_conv
 from tensorweave.keras.layers import convolutional_more as keras_conv_more
 from tensorweave.keras.layers import pooling as keras_pool
 from tensorweave.layers.base import Layer
-from tensorweave.ops.state.init_ops import Zeros
+from tensorweave.state.init_ops import Zeros
 
 _ZEROS = Zeros()  # shared default, as TF1 signatures have it
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from tensorweave.keras.layers import convolutional_depthwise as keras_dw
 from tensorweave.layers.base import Layer
-from tensorweave.ops.state.init_ops import Zeros
+from tensorweave.state.init_ops import Zeros
 
 _ZEROS = Zeros()  # shared default, as TF1 signatures have it
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from tensorweave.keras.layers import core as keras_core
 from tensorweave.layers.base import Layer
-from tensorweave.ops.state.init_ops import Zeros
+from tensorweave.state.init_ops import Zeros
 
 _ZEROS = Zeros()  # shared default, as TF1 signatures have it
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from tensorweave.keras.layers import normalization as keras_norm
 from tensorweave.layers.base import Layer
-from tensorweave.ops.state.init_ops import Ones, Zeros
+from tensorweave.state.init_ops import Ones, Zeros
 
 _ZEROS = Zeros()  # shared defaults, as TF1 signatures have them
 _ONES = Ones()

@@ -20,7 +20,7 @@ from tensorweave.metrics.metrics_impl import mean
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.state import scatter_ops, state_ops
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.state.variable_scope import variable_scope
 
 
 def _flat_pair(labels: Any, predictions: Any, what: str) -> tuple[Tensor, Tensor]:

@@ -24,7 +24,7 @@ from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.assert_ops import assert_greater_equal, assert_less_equal
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.state import state_ops
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.state.variable_scope import variable_scope
 
 
 def _bool_pair(labels: Any, predictions: Any, what: str) -> tuple[Tensor, Tensor]:

@@ -18,7 +18,7 @@ from tensorweave.framework.graph import GraphKeys, add_to_collections
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state.variables import Variable
 
 
 def metric_variable(shape: Any, dtype: Any, validate_shape: bool = True,

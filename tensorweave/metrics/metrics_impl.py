@@ -25,7 +25,7 @@ from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.math.div_no_nan_ops import div_no_nan
 from tensorweave.ops.state import state_ops
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.state.variable_scope import variable_scope
 
 
 def mean(values: Any, weights: Any = None, metrics_collections: Any = None,

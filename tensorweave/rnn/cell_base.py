@@ -34,7 +34,7 @@ from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.array.fill_ops import zeros
 from tensorweave.ops.array.join_ops import stack
 from tensorweave.ops.array.shape_ops import shape as _shape
-from tensorweave.ops.state.variable_scope import VariableScope, get_variable, variable_scope
+from tensorweave.state.variable_scope import VariableScope, get_variable, variable_scope
 
 __all__ = ["RNNCell", "LSTMStateTuple"]
 

@@ -25,7 +25,7 @@ from tensorweave.ops.array.join_ops import concat, split
 from tensorweave.ops.math.binary_ops import add
 from tensorweave.ops.nn.layer_ops import dropout
 from tensorweave.rnn.cell_base import LSTMStateTuple, RNNCell, check_cell, flatten_sizes
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.state.variable_scope import variable_scope
 
 __all__ = ["MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper"]
 

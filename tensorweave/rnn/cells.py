@@ -28,8 +28,8 @@ from tensorweave.ops.math.matmul_ops import matmul
 from tensorweave.ops.math.unary_ops import sigmoid, tanh
 from tensorweave.ops.nn.layer_ops import bias_add
 from tensorweave.rnn.cell_base import LSTMStateTuple, RNNCell
-from tensorweave.ops.state import init_ops
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.state import init_ops
+from tensorweave.state.variable_scope import variable_scope
 
 __all__ = ["BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell"]
 

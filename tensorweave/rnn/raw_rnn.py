@@ -39,7 +39,7 @@ from tensorweave.ops.math.unary_ops import logical_not
 from tensorweave.rnn.cell_base import check_cell
 from tensorweave.rnn.rnn_ops import _check_no_new_variables
 from tensorweave.rnn.rnn_util import masked
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.state.variable_scope import variable_scope
 from tensorweave.ops.tensor_array.tensor_array import TensorArray
 
 __all__ = ["raw_rnn"]

@@ -21,7 +21,7 @@ from tensorweave.ops.math.binary_ops import greater_equal
 from tensorweave.ops.math.cwise_ops import cast
 from tensorweave.rnn import rnn_util as util
 from tensorweave.rnn.cell_base import check_cell
-from tensorweave.ops.state.variable_scope import variable_scope
+from tensorweave.state.variable_scope import variable_scope
 
 __all__ = ["static_rnn", "static_bidirectional_rnn"]
 

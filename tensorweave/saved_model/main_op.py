@@ -11,7 +11,7 @@ from typing import Any
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Operation
 from tensorweave.ops.control_flow.assert_ops import group
-from tensorweave.ops.state.variable_initializers import (global_variables_initializer,
+from tensorweave.state.variable_initializers import (global_variables_initializer,
                                                          local_variables_initializer)
 
 

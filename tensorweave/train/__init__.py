@@ -30,7 +30,7 @@ from tensorweave.train.queue_runner import (
     QueueRunner as QueueRunner, add_queue_runner as add_queue_runner,
     start_queue_runners as start_queue_runners)
 from tensorweave.framework.checkpoint_format import CheckpointState as CheckpointState
-from tensorweave.ops.state.partitioned_variables import SaveSliceInfo as SaveSliceInfo
+from tensorweave.state.partitioned_variables import SaveSliceInfo as SaveSliceInfo
 from tensorweave.train.checkpoint_management import (
     NewCheckpointReader as NewCheckpointReader, checkpoint_exists as checkpoint_exists,
     get_checkpoint_state as get_checkpoint_state, latest_checkpoint as latest_checkpoint,
@@ -84,7 +84,7 @@ from tensorweave.train.device_setter import (
 # --- optimizers of the parameter-server workload (owner: sparse helper, issue 11) ---
 from tensorweave.train.adadelta import AdadeltaOptimizer as AdadeltaOptimizer
 from tensorweave.train.ftrl import FtrlOptimizer as FtrlOptimizer
-from tensorweave.ops.io.reader_ops import match_filenames_once as match_filenames_once
+from tensorweave.readers.readers import match_filenames_once as match_filenames_once
 from tensorweave.train.proximal import (
     ProximalAdagradOptimizer as ProximalAdagradOptimizer,
     ProximalGradientDescentOptimizer as ProximalGradientDescentOptimizer)

@@ -34,7 +34,7 @@ from tensorweave.ops.data_flow.count_ops import count_up_to
 from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.random.random_ops import random_shuffle
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state.variables import Variable
 from tensorweave.summary import summary
 from tensorweave.train.input_batch import (  # noqa: F401  (tf.train's names live here too)
     batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,

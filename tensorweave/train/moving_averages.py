@@ -22,10 +22,10 @@ from tensorweave.ops.math import math_ops
 from tensorweave.ops.array.array_ops import zeros
 from tensorweave.ops.control_flow.control_flow_ops import group
 from tensorweave.train.slot_creator import create_slot, create_zeros_slot
-from tensorweave.ops.state.init_ops import zeros_initializer
-from tensorweave.ops.state.variable_scope import (get_variable, get_variable_scope,
+from tensorweave.state.init_ops import zeros_initializer
+from tensorweave.state.variable_scope import (get_variable, get_variable_scope,
                                                   variable_scope)
-from tensorweave.ops.state.variables import (
+from tensorweave.state.variables import (
     Variable, global_variables, moving_average_variables, trainable_variables)
 
 _FLOATS = (_dt.float16, _dt.float32, _dt.float64)

@@ -21,10 +21,10 @@ from tensorweave.ops.array import core_ops
 from tensorweave.ops.array.fill_ops import fill
 from tensorweave.ops.array.shape_ops import shape as shape_of
 from tensorweave.ops.math.math_ops import cast
-from tensorweave.ops.state import init_ops
+from tensorweave.state import init_ops
 from tensorweave.ops.state import state_ops
-from tensorweave.ops.state.resource_variables import is_resource_variable
-from tensorweave.ops.state.variables import Variable, trainable_variables
+from tensorweave.state.resource_variables import is_resource_variable
+from tensorweave.state.variables import Variable, trainable_variables
 from tensorweave.autodiff.gradients import gradients
 from tensorweave.train.optimizer_grads import (deduplicate_indexed_rows, gate_all,
                                                variables_read_by)

@@ -14,7 +14,7 @@ from typing import Any
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.io import io_ops
-from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
+from tensorweave.state.partitioned_variables import SaveSliceInfo
 from tensorweave.train.saveable_object import SaveableObject
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.ops.control_flow import control_flow_ops
-from tensorweave.ops.state import variable_initializers as var_init
-from tensorweave.ops.state import variables
+from tensorweave.state import variable_initializers as var_init
+from tensorweave.state import variables
 from tensorweave.train.hook_utils import log, merge_all_summaries
 from tensorweave.train.saver import Saver
 

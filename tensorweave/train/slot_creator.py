@@ -22,11 +22,11 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.array.fill_ops import zeros
 from tensorweave.ops.array.shape_ops import shape as _shape_of
-from tensorweave.ops.state import init_ops
-from tensorweave.ops.state import variable_scope as _vs
-from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
-from tensorweave.ops.state.resource_variables import is_resource_variable
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state import init_ops
+from tensorweave.state import variable_scope as _vs
+from tensorweave.state.partitioned_variables import SaveSliceInfo
+from tensorweave.state.resource_variables import is_resource_variable
+from tensorweave.state.variables import Variable
 
 
 def _primary_op(primary: Any) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tensorweave.ops.state import variables
+from tensorweave.state import variables
 from tensorweave.train import training_util
 from tensorweave.train.coordinator import LooperThread
 from tensorweave.train.hook_utils import add_session_log, log, scalar_summary, summary_api

@@ -44,8 +44,8 @@ from tensorweave.ops.data_flow.accumulator_ops import (
 from tensorweave.ops.array.array_ops import expand_dims
 from tensorweave.ops.math.math_ops import maximum
 from tensorweave.ops.state.state_ops import assign, assign_add
-from tensorweave.ops.state.variables import Variable, global_variables
-from tensorweave.ops.state.variable_initializers import report_uninitialized_variables
+from tensorweave.state.variables import Variable, global_variables
+from tensorweave.state.variable_initializers import report_uninitialized_variables
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.queue_runner import QueueRunner
 from tensorweave.train.session_run_hook import SessionRunHook

@@ -10,9 +10,9 @@ from typing import Any
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.ops.state import init_ops
+from tensorweave.state import init_ops
 from tensorweave.ops.state import state_ops
-from tensorweave.ops.state import variable_scope
+from tensorweave.state import variable_scope
 
 
 def get_global_step(graph: Any = None) -> Any:

@@ -33,8 +33,8 @@ from tensorweave.layers.core import dense, dropout as dropout_layer
 from tensorweave.layers.normalization import batch_normalization
 from tensorweave.losses.losses_impl import Reduction
 from tensorweave.ops.nn.nn_ops import relu
-from tensorweave.ops.state.init_ops import glorot_uniform_initializer
-from tensorweave.ops.state.variable_scope import get_variable_scope, variable_scope
+from tensorweave.state.init_ops import glorot_uniform_initializer
+from tensorweave.state.variable_scope import get_variable_scope, variable_scope
 from tensorweave.ops.stats.stats_ops import zero_fraction
 from tensorweave.summary.summary import histogram as summary_histogram
 from tensorweave.summary.summary import scalar as summary_scalar

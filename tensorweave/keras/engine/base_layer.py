@@ -31,7 +31,7 @@ from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import backend, initializers, regularizers
 from tensorweave.keras.engine.node import (
     Node, depends_on, flatten, input_mask, map_structure, set_history, set_mask)
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state.variables import Variable
 
 _ALLOWED_KWARGS = frozenset({"input_shape", "batch_input_shape", "batch_size", "input_dim",
                              "activity_regularizer", "autocast", "dynamic"})

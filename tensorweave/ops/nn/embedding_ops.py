@@ -27,11 +27,9 @@ from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array import array_ops
-from tensorweave.ops.array import core_ops, index_ops
+from tensorweave.ops.array import core_ops
 from tensorweave.ops.math import clip_ops, math_ops
 from tensorweave.ops.nn import shard_ids_ops
-from tensorweave.ops.state.partitioned_variables import PartitionedVariable
-from tensorweave.ops.state.variables import Variable
 
 __all__ = ["embedding_lookup", "dynamic_partition", "dynamic_stitch"]
 
@@ -190,7 +188,7 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
         >>> tf.nn.embedding_lookup(shards, [[1, 7]]).shape.as_list()
         [1, 2, 8]
     """
-    if isinstance(params, PartitionedVariable):
+    if hasattr(params, "_get_variable_list"):  # a PartitionedVariable: its shards
         params = list(params)
     if not isinstance(params, (list, tuple)):
         params = [params]
@@ -208,19 +206,23 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
                             f"{ids.dtype.name} ({ids.name}).")
         if len(params) == 1:
             with g.colocate_with(params[0]):  # TF names the gather after the scope
-                rows = _clip(_gather(params[0], ids, name=scope), ids, max_norm)
+                rows = _clip(gather_rows(params[0], ids, name=scope), ids, max_norm)
             return core_ops.identity(rows)
         return _sharded_lookup(g, params, ids, partition_strategy, max_norm)
 
 
-def _gather_partitioned(params: PartitionedVariable, ids: Any, name: str | None) -> Tensor:
-    # Shards of a PartitionedVariable are contiguous slices: the "div" layout.
+def gather_partitioned(params: Any, ids: Any, name: str | None = None) -> Tensor:
+    """`tf.gather(partitioned_variable, ids)`: each shard's rows where the shard lives.
+
+    The state layer registers it for PartitionedVariable
+    (`index_ops.register_row_gather`). Shards are contiguous slices: the "div" layout.
+
+    Example:
+        >>> rows = gather_partitioned(partitioned_var, [0, 7])
+    """
     if params._partition_axes() != [0]:
         return array_ops.gather(params.as_tensor(), ids, name=name)
     return embedding_lookup(params, ids, partition_strategy="div", name=name or "Gather")
-
-
-index_ops.register_row_gather(PartitionedVariable, _gather_partitioned)
 
 
 def _sharded_lookup(g: Any, params: list[Any], ids: Tensor, strategy: str,
@@ -241,7 +243,7 @@ def _sharded_lookup(g: Any, params: list[Any], ids: Tensor, strategy: str,
     results = []
     for p in range(n):
         with g.colocate_with(params[p]):  # runs on the shard's task
-            results.append(_clip(_gather(params[p], shard_ids[p]), shard_ids[p], max_norm))
+            results.append(_clip(gather_rows(params[p], shard_ids[p]), shard_ids[p], max_norm))
     stitched = dynamic_stitch(shard_positions, results)
     if row_shape.is_fully_defined():
         row_dims: Any = row_shape.as_list()
@@ -253,10 +255,15 @@ def _sharded_lookup(g: Any, params: list[Any], ids: Tensor, strategy: str,
     return out
 
 
-def _gather(param: Any, ids: Any, name: str | None = None) -> Tensor:
+def gather_rows(param: Any, ids: Any, name: str | None = None) -> Tensor:
     """GatherV2 straight from a variable's reference: the kernel borrows the buffer and
     copies only the rows (TF 1.x's reads alias too), where reading the variable first
-    would copy the whole shard every step."""
+    would copy the whole shard every step. Anything without a reference is gathered
+    as a tensor. The state layer registers it for `tf.gather(variable, ids)`.
+
+    Example:
+        >>> rows = gather_rows(tf.Variable(tf.zeros([10, 4])), [1, 3])
+    """
     if not hasattr(param, "_ref"):
         return array_ops.gather(param, ids, name=name)
     ids = convert_to_tensor(ids, name="indices")
@@ -264,9 +271,6 @@ def _gather(param: Any, ids: Any, name: str | None = None) -> Tensor:
     return get_default_graph().create_op("GatherV2", [param._ref(), ids, axis],
                                          name=name or "GatherV2").outputs[0]
 
-
-# tf.gather(variable, ids) on axis 0 gathers from the variable's buffer the same way.
-index_ops.register_row_gather(Variable, _gather)
 
 
 def _assign_shards(g: Any, params: list[Any], flat_ids: Tensor,

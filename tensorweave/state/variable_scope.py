@@ -18,13 +18,13 @@ from typing import Any, cast
 
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor_shape import as_shape
-from tensorweave.ops.state.variables import Variable
-from tensorweave.ops.state.variable_store import VariableStore as _VariableStore
-from tensorweave.ops.state.custom_getters import wrap_custom_getter
-from tensorweave.ops.state.variable_meta import variable_creator_scope
-from tensorweave.ops.state.variable_policies import (VariableAggregation,
+from tensorweave.state.variables import Variable
+from tensorweave.state.variable_store import VariableStore as _VariableStore
+from tensorweave.state.custom_getters import wrap_custom_getter
+from tensorweave.state.variable_meta import variable_creator_scope
+from tensorweave.state.variable_policies import (VariableAggregation,
                                                      VariableSynchronization)
-from tensorweave.ops.state.variable_scope_core import (
+from tensorweave.state.variable_scope_core import (
     AUTO_REUSE, VariableScope, _scope_stack, _store, get_variable_scope)
 
 

@@ -23,10 +23,10 @@ from tensorweave.framework.convert import constant as _constant
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import as_shape
 from tensorweave.ops.random import random_ops
-from tensorweave.ops.state.variable_initializers import global_variables_initializer
-from tensorweave.ops.state.variable_initializers import local_variables_initializer
-from tensorweave.ops.state.variable_initializers import tables_initializer as tables_initializer
-from tensorweave.ops.state.variable_initializers import variables_initializer
+from tensorweave.state.variable_initializers import global_variables_initializer
+from tensorweave.state.variable_initializers import local_variables_initializer
+from tensorweave.state.variable_initializers import tables_initializer as tables_initializer
+from tensorweave.state.variable_initializers import variables_initializer
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.linalg.linalg_ops import qr
 from tensorweave.ops.math import math_ops

@@ -29,12 +29,12 @@ from tensorweave.framework.convert import convert_to_tensor, register_tensor_con
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_bundle import format_shape_and_slice
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.state.partitioners import (
+from tensorweave.state.partitioners import (
     Partitioner, fixed_size_partitioner as fixed_size_partitioner,
     min_max_variable_partitioner as min_max_variable_partitioner,
     variable_axis_size_partitioner as variable_axis_size_partitioner)
-from tensorweave.ops.array import array_ops
-from tensorweave.ops.array import core_ops
+from tensorweave.ops.array import array_ops, core_ops, index_ops
+from tensorweave.ops.nn.embedding_ops import gather_partitioned
 
 __all__ = ["PartitionedVariable", "SaveSliceInfo", "fixed_size_partitioner",
            "min_max_variable_partitioner", "variable_axis_size_partitioner"]
@@ -257,6 +257,8 @@ def _to_tensor(v: PartitionedVariable, dtype: Any = None, name: str | None = Non
 
 
 register_tensor_conversion_function(PartitionedVariable, _to_tensor)
+# tf.gather(partitioned_variable, ids): each shard's rows gathered where the shard lives.
+index_ops.register_row_gather(PartitionedVariable, gather_partitioned)
 
 
 # ---- get_variable(..., partitioner=) --------------------------------------------------

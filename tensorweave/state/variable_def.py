@@ -16,8 +16,8 @@ from typing import Any
 
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.proto import meta_graph_pb2
-from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
-from tensorweave.ops.state.variable_policies import VariableAggregation, VariableSynchronization
+from tensorweave.state.partitioned_variables import SaveSliceInfo
+from tensorweave.state.variable_policies import VariableAggregation, VariableSynchronization
 
 
 def _scoped(name: str, scope: str | None, strip: bool) -> str:

@@ -18,7 +18,7 @@ import functools
 import inspect
 from typing import Any
 
-from tensorweave.ops.state.variable_policies import resolve
+from tensorweave.state.variable_policies import resolve
 
 # What the getter handed to a custom getter passes on to get_variable.
 _GETTER_KWARGS = frozenset({"reuse", "partitioner", "validate_shape", "use_resource",

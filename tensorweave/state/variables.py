@@ -22,21 +22,22 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import default_session
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.array import core_ops
+from tensorweave.ops.array import core_ops, index_ops
+from tensorweave.ops.nn.embedding_ops import gather_rows
 from tensorweave.ops.state import scatter_ops, state_ops
-from tensorweave.ops.state import variable_policies as _policies
-from tensorweave.ops.state.initial_value_guard import (guard_initial_value,
+from tensorweave.state import variable_policies as _policies
+from tensorweave.state.initial_value_guard import (guard_initial_value,
                                                        initialized_value_lookup)
-from tensorweave.ops.state.variable_methods import (current_read, install_operators,
+from tensorweave.state.variable_methods import (current_read, install_operators,
                                                     install_update_methods)
 from tensorweave.ops.data_flow.count_ops import count_up_to as _count_up_to
-from tensorweave.ops.state import variable_def as _variable_def
+from tensorweave.state import variable_def as _variable_def
 from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework.proto import meta_graph_pb2 as _mg_pb2
 
 
 # `tf.Variable(..., use_resource=True)` -> ResourceVariable: see variable_meta.py.
-from tensorweave.ops.state.variable_meta import (  # noqa: E402
+from tensorweave.state.variable_meta import (  # noqa: E402
     VariableMeta as _VariableMeta, resource_variable_class)
 
 
@@ -357,6 +358,8 @@ def _to_tensor(v: Variable, dtype: Any = None, name: str | None = None,
 
 
 register_tensor_conversion_function(Variable, _to_tensor)
+# tf.gather(variable, ids) on axis 0 gathers from the variable's buffer (no snapshot).
+index_ops.register_row_gather(Variable, gather_rows)
 VariableV1 = Variable
 
 
@@ -378,7 +381,7 @@ def _graph_for(initial_value: Any, name: str | None = None) -> Any:
 
 
 # The collection getters live in variable_collections.py; TF's module has them here.
-from tensorweave.ops.state.variable_collections import (  # noqa: E402
+from tensorweave.state.variable_collections import (  # noqa: E402
     all_variables, global_variables, local_variables, model_variables,
     moving_average_variables, trainable_variables)
 

@@ -14,7 +14,7 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array import array_ops, core_ops
 from tensorweave.ops.state import state_ops
-from tensorweave.ops.state.variables import global_variables, local_variables
+from tensorweave.state.variables import global_variables, local_variables
 
 
 def variables_initializer(var_list: Any, name: str = "init") -> Operation:

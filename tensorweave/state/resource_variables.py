@@ -24,8 +24,8 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import index_ops
 from tensorweave.ops.array.gather_nd_ops import gather_nd
-from tensorweave.ops.state import variable_meta as _meta
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state import variable_meta as _meta
+from tensorweave.state.variables import Variable
 
 
 class ResourceVariable(Variable):

@@ -31,7 +31,7 @@ from tensorweave.ops.nn.embedding_ops import embedding_lookup
 from tensorweave.ops.sparse import sparse_ops
 from tensorweave.ops.sparse.segment_ops import (
     segment_sum, sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum)
-from tensorweave.ops.state.partitioned_variables import PartitionedVariable
+from tensorweave.state.partitioned_variables import PartitionedVariable
 
 __all__ = ["embedding_lookup_sparse", "safe_embedding_lookup_sparse"]
 

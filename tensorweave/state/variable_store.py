@@ -17,8 +17,8 @@ from typing import Any
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor_shape import as_shape
-from tensorweave.ops.state import init_ops
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state import init_ops
+from tensorweave.state.variables import Variable
 
 
 class VariableStore:

@@ -19,7 +19,7 @@ import functools
 from typing import Any, Callable
 
 from tensorweave.framework.graph_defaults import GraphKeys, get_collection
-from tensorweave.ops.state.variable_scope import VariableScope, variable_scope
+from tensorweave.state.variable_scope import VariableScope, variable_scope
 
 
 class Template:

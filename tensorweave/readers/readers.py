@@ -28,7 +28,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tfrecord import compression_name
 from tensorweave.ops.io import reader_kernels  # noqa: F401 - registers the ops
 from tensorweave.ops.io.file_ops import matching_files
-from tensorweave.ops.state.variables import Variable
+from tensorweave.state.variables import Variable
 
 # What a read returns, as TF's generated op wrappers do (fetching it keeps the names).
 

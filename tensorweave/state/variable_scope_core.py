@@ -16,9 +16,9 @@ from typing import Any
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.ops.state import partitioned_variables
-from tensorweave.ops.state.variable_store import VariableStore as _VariableStore
-from tensorweave.ops.state.custom_getters import call_custom_getter
+from tensorweave.state import partitioned_variables
+from tensorweave.state.variable_store import VariableStore as _VariableStore
+from tensorweave.state.custom_getters import call_custom_getter
 
 
 class _ReuseMode(enum.Enum):

@@ -27,7 +27,7 @@ from tensorweave.ops.nn.embedding_ops import embedding_lookup
 from tensorweave.ops.nn.xent_ops import (sigmoid_cross_entropy_with_logits,
                                          softmax_cross_entropy_with_logits_v2)
 from tensorweave.ops.sparse.sparse_ops import sparse_to_dense
-from tensorweave.ops.state.partitioned_variables import PartitionedVariable
+from tensorweave.state.partitioned_variables import PartitionedVariable
 
 __all__ = ["nce_loss", "sampled_softmax_loss"]
 
