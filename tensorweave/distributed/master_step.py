@@ -97,88 +97,103 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
     runs in this thread, through `local_worker` itself. The first failure starts
     `abort(parts, step_id, error)` once (on its own thread), so parts blocked on its
     tensors wake up; the first real error is raised. Returns {fetch name: value}."""
-    timeout_ms = max(timeout_ms, 0)
-    trace = options is not None and options.trace_level > 0  # above NO_TRACE
-    graphs = options is not None and options.output_partition_graphs
-    lock = metadata_lock or threading.Lock()
-    results: queue.SimpleQueue = queue.SimpleQueue()
-    aborted = threading.Event()
-
-    def request(p: Part) -> pb.RunGraphRequest:
-        return pb.RunGraphRequest(graph_handle=p.handle, step_id=step_id,
-                                  timeout_ms=timeout_ms, record_timeline=trace,
-                                  record_partition_graph=graphs)
-
-    def finished(p: Part, resp: Any, outs: Any, err: BaseException | None) -> None:
-        if err is None and metadata is not None:  # each task's node stats go back
-            with lock:
-                metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
-                metadata.partition_graphs.extend(resp.partition_graph)
-        if err is not None:
-            err = with_task(err, p.task)
-            if not aborted.is_set():
-                aborted.set()
-                threading.Thread(target=abort, args=(parts, step_id, err),
-                                 daemon=True).start()
-        results.put((p, outs, err))
-
-    def start(p: Part, items: Items) -> None:
-        """Issues `p`'s RunGraph (after `items`, Sends of this task's part for it)."""
-        args = ("run_graph", request(p), [feed_values[n] for n in p.feeds],
-                lambda resp, outs, err: finished(p, resp, outs, err))
-        try:
-            if items:
-                p.worker.push_and_call_async(step_id, items, *args)
-            else:
-                p.worker.call_async(*args)
-        except BaseException as e:
-            finished(p, None, [], e)  # one result per part, whatever happens
-            raise
-
+    step = _Step(parts, feed_values, step_id, timeout_ms, abort, options, metadata,
+                 metadata_lock or threading.Lock())
     local = next((p for p in parts if p.task == here), None)
     inline = local or parts[0]
     remote = [p for p in parts if p is not inline]
     # Parts with nothing to do before this task's tensors arrive start with them:
     # one message, and a wake-up fewer on each side.
-    deferred = DeferredStarts(local_worker, {p.task: _bind(start, p) for p in remote
+    deferred = DeferredStarts(local_worker, {p.task: step.starter(p) for p in remote
                                              if p.deferred and local is not None})
     held = set(deferred.pending())
     for p in remote:
         if p.task not in held:
-            start(p, [])
+            step.start(p, [])
     tensors = [feed_values[n] for n in inline.feeds]
     failed = False
     try:
         if local is None:  # nothing runs here: one part's call waits in this thread
-            resp, outs = inline.worker.call("run_graph", request(inline), tensors)
+            resp, outs = inline.worker.call("run_graph", step.request(inline), tensors)
         else:
-            resp, outs = local_worker.run_graph(request(inline), tensors, outbox=deferred)
+            resp, outs = local_worker.run_graph(step.request(inline), tensors,
+                                                outbox=deferred)
     except BaseException as e:  # noqa: BLE001 - reported with the others below
         failed = True
-        finished(inline, None, [], e)
+        step.finished(inline, None, [], e)
     else:
-        finished(inline, resp, outs, None)
+        step.finished(inline, resp, outs, None)
     for p in remote:  # deferred parts the local part never started
         if deferred.take(p.task) is None:
             continue
         if failed:  # the step failed here before they were needed: not run
-            finished(p, None, [], errors.CancelledError(
+            step.finished(p, None, [], errors.CancelledError(
                 None, None, f"Step not started on {p.task}: it failed on {inline.task} "
                 "first"))
         else:  # the local part ended without a flush
-            start(p, [])
-    values: dict[str, Any] = {}
-    first_error = None
-    for _ in parts:
-        p, outs, err = results.get()
-        if err is None:
-            values.update(zip(p.fetches, outs))
-        elif first_error is None:
-            first_error = err
-    if first_error is not None:
-        raise first_error
-    return values
+            step.start(p, [])
+    return step.collect()
 
 
-def _bind(start: Callable[[Part, Items], None], p: Part) -> Start:
-    return lambda items: start(p, items)
+class _Step:
+    """What `run_parts` keeps for one step: its requests, one result per part, the
+    abort started by the first failure."""
+
+    def __init__(self, parts: list[Part], feed_values: dict[str, Any], step_id: int,
+                 timeout_ms: int, abort: Callable[[list[Part], int, BaseException], None],
+                 options: Any, metadata: Any, metadata_lock: Any) -> None:
+        self.parts, self.feed_values, self.step_id = parts, feed_values, step_id
+        self.timeout_ms = max(timeout_ms, 0)
+        self.trace = options is not None and options.trace_level > 0  # above NO_TRACE
+        self.graphs = options is not None and options.output_partition_graphs
+        self.abort, self.metadata, self.lock = abort, metadata, metadata_lock
+        self.results: queue.SimpleQueue = queue.SimpleQueue()
+        self.aborted = threading.Event()
+
+    def request(self, p: Part) -> pb.RunGraphRequest:
+        return pb.RunGraphRequest(graph_handle=p.handle, step_id=self.step_id,
+                                  timeout_ms=self.timeout_ms, record_timeline=self.trace,
+                                  record_partition_graph=self.graphs)
+
+    def finished(self, p: Part, resp: Any, outs: Any, err: BaseException | None) -> None:
+        if err is None and self.metadata is not None:  # each task's node stats go back
+            with self.lock:
+                self.metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
+                self.metadata.partition_graphs.extend(resp.partition_graph)
+        if err is not None:
+            err = with_task(err, p.task)
+            if not self.aborted.is_set():
+                self.aborted.set()
+                threading.Thread(target=self.abort, args=(self.parts, self.step_id, err),
+                                 daemon=True).start()
+        self.results.put((p, outs, err))
+
+    def start(self, p: Part, items: Items) -> None:
+        """Issues `p`'s RunGraph (after `items`, Sends of this task's part for it)."""
+        args = ("run_graph", self.request(p), [self.feed_values[n] for n in p.feeds],
+                lambda resp, outs, err: self.finished(p, resp, outs, err))
+        try:
+            if items:
+                p.worker.push_and_call_async(self.step_id, items, *args)
+            else:
+                p.worker.call_async(*args)
+        except BaseException as e:
+            self.finished(p, None, [], e)  # one result per part, whatever happens
+            raise
+
+    def starter(self, p: Part) -> Start:
+        return lambda items: self.start(p, items)
+
+    def collect(self) -> dict[str, Any]:
+        """Every part's fetches, once all have answered; raises the first error."""
+        values: dict[str, Any] = {}
+        first_error = None
+        for _ in self.parts:
+            p, outs, err = self.results.get()
+            if err is None:
+                values.update(zip(p.fetches, outs))
+            elif first_error is None:
+                first_error = err
+        if first_error is not None:
+            raise first_error
+        return values
