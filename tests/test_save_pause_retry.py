@@ -14,10 +14,9 @@ import pytest
 import tensorweave as tf
 from tensorweave.distributed.server import Server
 from tensorweave.framework import errors
-from tensorweave.ops.io import io_ops
 from tensorweave.runtime import update_gate
 from tensorweave.testing.cluster import cluster_dict
-from tensorweave.train import checkpoint_management
+from tensorweave.train import checkpoint_management, save_retry
 from tensorweave.train.saver import Saver
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
@@ -49,14 +48,14 @@ def test_run_save_gives_a_clear_deadline_error_when_always_contended():
                                       "updates on /job:ps/task:1 within 0.25 s")
     sess = Contended()
     with pytest.raises(errors.DeadlineExceededError, match=r"/job:ps/task:1.*pause_timeout_s"):
-        io_ops.run_save(sess, None, {}, timeout_s=0.3)
+        save_retry.run_save(sess, None, {}, timeout_s=0.3)
     assert sess.calls >= 2
 
     class OtherAbort:
         def run(self, fetch, feed):
             raise errors.AbortedError(None, None, "session was restarted")
     with pytest.raises(errors.AbortedError, match="restarted"):   # not retried
-        io_ops.run_save(OtherAbort(), None, {}, timeout_s=5)
+        save_retry.run_save(OtherAbort(), None, {}, timeout_s=5)
 
 
 def test_save_does_not_deadlock_with_a_step_waiting_on_an_earlier_task(tmp_path):

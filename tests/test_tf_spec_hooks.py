@@ -3,7 +3,8 @@
 LoggingTensorHook, GlobalStepWaiterHook, FinalOpsHook, FeedFnHook, NanTensorHook and
 ProfilerHook. Saving hooks are in test_tf_spec_saving_hooks.py. Our own tests.
 
-Time is never measured: a fake clock replaces `time` inside the hook modules.
+Time is never measured: a fake clock replaces `time` inside the hook modules and
+`base.waits` (whose back-off the waiting hooks use).
 """
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.base import waits
 from tensorweave.summary.writer import FileWriterCache, summary_iterator
-from tensorweave.train import basic_session_run_hooks as hooks_mod
 from tensorweave.train import hook_utils
 from tensorweave.train.basic_session_run_hooks import (
     FeedFnHook,
@@ -63,7 +64,7 @@ class FakeClock:
 def clock(monkeypatch):
     c = FakeClock()
     monkeypatch.setattr(hook_utils, "time", c)
-    monkeypatch.setattr(hooks_mod, "time", c)
+    monkeypatch.setattr(waits, "time", c)  # the waits' clock (GlobalStepWaiterHook's polls)
     return c
 
 

@@ -13,11 +13,11 @@ import logging
 import random
 import sys
 import threading
-import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tensorweave.base.waits import DEFAULT_WAIT_SECS, Backoff, Wait
 from tensorweave.distributed.master_step import Part, run_parts
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.transport.base import Peer
@@ -32,7 +32,10 @@ from tensorweave.runtime.plan import prune
 
 log = logging.getLogger("tensorweave.master")
 Tensors = Sequence[np.ndarray]
-DEFAULT_CONNECT_TIMEOUT_S = 30.0
+
+
+def _unavailable(message: str) -> errors.UnavailableError:
+    return errors.UnavailableError(None, None, message)
 
 
 class MasterSession:
@@ -234,25 +237,22 @@ class MasterService:
                 for i in self.tasks[j]]
 
     def wait_for_tasks(self, tasks: list[str], timeout_s: float | None) -> None:
-        """Blocks until every task answers GetStatus; UnavailableError naming the rest."""
-        timeout_s = timeout_s or DEFAULT_CONNECT_TIMEOUT_S
-        deadline = time.monotonic() + timeout_s
+        """Blocks until every task answers GetStatus, for `timeout_s` (the step's
+        timeout) or else `DEFAULT_WAIT_SECS`; then UnavailableError naming the rest."""
+        wait = Wait("for the session's tasks to answer", timeout_s or DEFAULT_WAIT_SECS,
+                    hint="Check that their servers are running and reachable at the "
+                    "addresses in the ClusterSpec (or raise "
+                    "ConfigProto.operation_timeout_in_ms).",
+                    # a step is waiting: notice a task within 0.25 s of its start
+                    backoff=Backoff(cap=0.25), error=_unavailable, first_log_s=3.0)
         missing = list(tasks)
-        next_log = time.monotonic() + 3.0
-        while missing:
+        while True:
             missing = [t for t in missing if not self._alive(t)]
             if not missing:
                 return
-            now = time.monotonic()
-            if now >= deadline:
-                raise errors.UnavailableError(
-                    None, None, f"Tasks {missing} did not answer within {timeout_s:.0f}s. Check "
-                    "that their servers are running and reachable at the addresses in the "
-                    "ClusterSpec (or raise ConfigProto.operation_timeout_in_ms).")
-            if now >= next_log:
+            if wait.should_log():  # not in the first 3 s: tasks may be starting
                 log.warning("Session still waiting for tasks: %s", ", ".join(missing))
-                next_log = now + 5.0
-            time.sleep(0.1)
+            wait.pause(f"tasks {', '.join(missing)} did not answer")
 
     def _alive(self, task: str) -> bool:
         try:

@@ -8,11 +8,11 @@ the graph once and then only the ops added since, as TF's ExtendSession does.
 from __future__ import annotations
 
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from tensorweave.base.waits import Backoff, Wait
 from tensorweave.client.local import DeviceAttributes, cpu_device
 from tensorweave.client.session import register_session_backend
 from tensorweave.distributed import peers
@@ -137,22 +137,23 @@ def _call_until_deadline(call: Callable[[], Any], timeout_ms: int, what: str) ->
     may still come up in time; one that never answers is DeadlineExceededError.
     With no timeout (0), UnavailableError is raised at once.
     """
-    deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
-    delay = 0.01
+    if timeout_ms <= 0:
+        return call()
+    wait = Wait(f"for a master ({what})", timeout_ms / 1000,
+                backoff=Backoff(first=0.01, cap=0.5), error=_deadline_exceeded,
+                hint="Check that its server is running at that address, or raise "
+                "ConfigProto.operation_timeout_in_ms.")
     while True:
         try:
             return call()
         except errors.UnavailableError as e:
-            if deadline is None:
-                raise
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise errors.DeadlineExceededError(
-                    None, None, f"{what}: no master answered within the operation timeout "
-                    f"of {timeout_ms} ms (ConfigProto.operation_timeout_in_ms); last error: "
-                    f"{e.message}") from None
-            time.sleep(min(delay, left))
-            delay = min(delay * 2, 0.5)
+            last = e
+        wait.pause(f"no master answered within the operation timeout of {timeout_ms} ms; "
+                   f"last error: {last.message}")
+
+
+def _deadline_exceeded(message: str) -> errors.DeadlineExceededError:
+    return errors.DeadlineExceededError(None, None, message)
 
 
 def _reset(target: str, containers: list[str] | None, config: Any) -> None:

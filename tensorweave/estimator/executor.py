@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tensorweave.base.waits import Wait, WaitTimeout
 from tensorweave.distributed.job import notify_enabled, notify_job_done
 from tensorweave.distributed.run_config import TaskType
 from tensorweave.distributed.server import Server
@@ -24,8 +25,6 @@ from tensorweave.platform import tf_logging as logging
 
 __all__ = ["TrainingExecutor"]
 
-# How long a chief with nothing to train keeps telling starting ps tasks the job is done.
-_JOB_END_WAIT_SECS = 30.0
 _ROLES = (TaskType.CHIEF, TaskType.MASTER, TaskType.WORKER, TaskType.PS, TaskType.EVALUATOR)
 
 
@@ -144,12 +143,18 @@ class TrainingExecutor:
         config = self._estimator.config
         if not notify_enabled():  # TENSORWEAVE_NOTIFY_JOB_DONE=0: TF's ps that never exit
             return
-        deadline = time.monotonic() + _JOB_END_WAIT_SECS
+        wait = Wait(f"for the {config.num_ps_replicas} ps task(s) to hear that the job is "
+                    "done", hint="Those that did not will wait for a chief that does not "
+                    "come: stop them by hand.")
         while True:
             told = notify_job_done(config.master)
-            if len(told) >= config.num_ps_replicas or time.monotonic() > deadline:
+            if len(told) >= config.num_ps_replicas:
                 return
-            time.sleep(0.5)
+            try:
+                wait.pause(f"told {told or 'none'}")
+            except WaitTimeout as e:  # the chief's own work is done: say so, do not fail
+                logging.warning("%s", e)
+                return
 
     def _job_already_done(self) -> bool:
         return not self._estimator.config.is_chief and self._trained_already()

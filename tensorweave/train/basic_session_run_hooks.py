@@ -12,12 +12,12 @@ Example:
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from tensorweave.base.waits import Backoff, Wait
 from tensorweave.framework import errors
 # Looked up per call (tf_logging.info, not a bound logger): as in TF, what these hooks
 # log goes through tf.logging, so a program that patches or silences tf.logging sees it.
@@ -264,18 +264,19 @@ class GlobalStepWaiterHook(SessionRunHook):
             return
         tf_logging.info("Waiting for global step %d before starting training.",
                         self._wait_until_step)
-        delay, last_logged = 0.05, time.monotonic()
+        # Unbounded, as in TF (the step may be hours away); each read fails by itself
+        # when the cluster goes away.
+        wait = Wait(f"for global step {self._wait_until_step}", None,
+                    backoff=Backoff(cap=0.5), log_every_s=30.0, first_log_s=30.0)
         while True:
             step = int(run_context.session.run(self._global_step_tensor))
             if step >= self._wait_until_step:
                 self._worker_is_started = True
                 return
-            if time.monotonic() - last_logged > 30:
+            if wait.should_log():
                 tf_logging.info("Waiting for global step %d; it is %d.",
                                 self._wait_until_step, step)
-                last_logged = time.monotonic()
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.5)
+            wait.sleep()
 
 
 class FeedFnHook(SessionRunHook):

@@ -22,6 +22,7 @@ import time
 from types import TracebackType
 from typing import Any, Callable, Iterable, Iterator
 
+from tensorweave.base.waits import Wait
 from tensorweave.framework import errors
 
 log = logging.getLogger("tensorweave.coordinator")
@@ -123,9 +124,10 @@ class Coordinator:
             all_threads = set(self._registered_threads) | set(threads or ())
         while any(t.is_alive() for t in all_threads) and not self.wait_for_stop(0.05):
             pass
-        deadline = time.monotonic() + stop_grace_period_secs
-        while any(t.is_alive() for t in all_threads) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        grace = Wait("for the threads to stop", stop_grace_period_secs)
+        for t in all_threads:  # each join returns as soon as its thread ends
+            if t.is_alive() and t is not threading.current_thread():
+                t.join(grace.remaining())
         stragglers = sorted(t.name for t in all_threads if t.is_alive())
         with self._lock:
             self._joined = True

@@ -44,6 +44,7 @@ from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework import meta_graph_scoped as _scoped
 from tensorweave.ops.array.core_ops import placeholder_with_default
 from tensorweave.framework import checkpoint_format as _io
+from tensorweave.train.save_retry import run_save
 from tensorweave.train.saveable_object import BaseSaverBuilder, build_saveable_restores
 from tensorweave.train.saver_entries import save_entries
 from tensorweave.train.checkpoint_management import (_older_checkpoints, meta_graph_filename,
@@ -279,8 +280,8 @@ class Saver:
         if save_dir and not os.path.isdir(save_dir):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         # By name, as TF: the session's graph may be another one holding the same nodes.
-        prefix = io_ops.run_save(sess, self._save_t.name, {self._filename_t.name: save_path},
-                                 self._pause_timeout_s)
+        prefix = run_save(sess, self._save_t.name, {self._filename_t.name: save_path},
+                          self._pause_timeout_s)
         prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
         if write_meta_graph:
             self.export_meta_graph(meta_graph_filename(prefix, meta_graph_suffix),

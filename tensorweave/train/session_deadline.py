@@ -4,7 +4,8 @@ TF 1.x's monitored sessions retried session creation forever while a ps was down
 (and a waiting worker slept 30 s between checks). Here every such wait is bounded:
 it gives up after `session_deadline_secs(config)` (the environment variable
 `TENSORWEAVE_SESSION_DEADLINE_SECS` when set, else `ConfigProto.operation_timeout_in_ms`
-when set, else 60 s) with an `UnavailableError` that names the tasks that did not
+when set, else `base.waits.DEFAULT_WAIT_SECS`, 60 s, the default of every wait for
+the cluster) with an `UnavailableError` that names the tasks that did not
 answer, and says at WARNING what it is waiting for meanwhile.
 
 Example:
@@ -16,22 +17,20 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from typing import Any
 
+from tensorweave.base.waits import DEFAULT_WAIT_SECS, Wait
 from tensorweave.framework import errors
 from tensorweave.train.hook_utils import log
 
 __all__ = ["DEADLINE_ENV", "DEFAULT_SESSION_DEADLINE_SECS", "MAX_RECOVERIES_IN_A_ROW",
            "ClusterWait", "session_deadline_secs", "tasks_named"]
 
-DEFAULT_SESSION_DEADLINE_SECS = 60.0
+DEFAULT_SESSION_DEADLINE_SECS = DEFAULT_WAIT_SECS
 DEADLINE_ENV = "TENSORWEAVE_SESSION_DEADLINE_SECS"
 # A step that fails with a preemption error right after each fresh session is not a
 # preemption any more; stop re-creating sessions after this many in a row.
 MAX_RECOVERIES_IN_A_ROW = 5
-_BACKOFF_START_SECS = 0.05
-_BACKOFF_MAX_SECS = 2.0
 _LOG_EVERY_SECS = 5.0
 _TASK_RE = re.compile(r"/job:[A-Za-z0-9_.\-]+(?:/replica:\d+)?/task:\d+")
 
@@ -65,7 +64,7 @@ def tasks_named(text: str) -> list[str]:
 
 
 class ClusterWait:
-    """One bounded wait for the cluster: capped back-off, WARNING lines, a named give-up.
+    """One bounded wait for the cluster (a `base.waits.Wait`): WARNING lines, a named give-up.
 
     Args:
         target: the session target, for the messages.
@@ -78,59 +77,61 @@ class ClusterWait:
         self.target = target or "the in-process target"
         self.what = what
         self.deadline_secs = session_deadline_secs(config)
-        self._start = time.monotonic()
-        self._delay = _BACKOFF_START_SECS
-        self._next_log = 0.0
-        self.attempts = 0
+        self._wait = Wait(f"{what} on {self.target}", self.deadline_secs,
+                          error=_unavailable, log_every_s=_LOG_EVERY_SECS)
+
+    @property
+    def attempts(self) -> int:
+        return self._wait.attempts
 
     def restart(self) -> None:
         """Starts the clock again (the cluster answered in between)."""
-        self._start = time.monotonic()
-        self._delay = _BACKOFF_START_SECS
-        self.attempts = 0
+        self._wait.restart()
 
     def elapsed(self) -> float:
-        return time.monotonic() - self._start
+        return self._wait.elapsed()
 
-    def retry_or_raise(self, error: BaseException) -> None:
-        """After a failed attempt: sleeps the (capped) back-off and returns, or raises
-        `UnavailableError` naming the missing tasks once the deadline has passed."""
+    def failed(self, error: BaseException) -> None:
+        """Counts a failed attempt; raises `give_up(error)` once the deadline has passed
+        (or `error` itself when an inner wait already gave up)."""
         if getattr(error, "gave_up_waiting", False):
             raise error  # an inner wait already spent the deadline and said why
-        self.attempts += 1
-        left = self.deadline_secs - self.elapsed()
-        if left <= 0:
+        self._wait.attempts += 1
+        if self._wait.expired():
             raise self.give_up(error)
-        now = time.monotonic()
-        if now >= self._next_log:
+
+    def retry_or_raise(self, error: BaseException) -> None:
+        """After a failed attempt: sleeps the back-off and returns, or raises
+        `UnavailableError` naming the missing tasks once the deadline has passed."""
+        self.failed(error)
+        if self._wait.should_log():
             missing = ", ".join(tasks_named(str(error))) or "the cluster"
             log.warning("Still waiting for %s %s on %s (%s: %s); retrying for up to %.0fs "
                         "more.", missing, self.what, self.target, type(error).__name__,
-                        _first_line(error), left)
-            self._next_log = now + _LOG_EVERY_SECS
-        time.sleep(min(self._delay, left))
-        self._delay = min(self._delay * 2, _BACKOFF_MAX_SECS)
+                        _first_line(error), self._wait.remaining())
+        self._wait.sleep()
 
     def give_up(self, error: BaseException) -> errors.UnavailableError:
         """The error that ends the wait: names the tasks, the deadline and how to raise it.
 
         An outer wait that meets this error re-raises it instead of waiting again."""
-        self.attempts = max(self.attempts, 1)
         missing = tasks_named(str(error))
         who = (f"task{'s' if len(missing) > 1 else ''} {', '.join(missing)} did not answer"
                if missing else "the cluster did not answer")
-        attempts = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
-        err = errors.UnavailableError(
-            None, None, f"Gave up waiting {self.what} on {self.target} after "
-            f"{self.elapsed():.0f}s ({attempts}; deadline {self.deadline_secs:g}s):"
-            f" {who}. Last error: {type(error).__name__}: {_first_line(error)}"
-            + ("" if "Check that" in str(error) else " Check that those servers are running "
-               "and reachable at the addresses in the ClusterSpec.")
-            + " To wait longer, set ConfigProto(operation_timeout_in_ms=...) or "
-            f"{DEADLINE_ENV}.")
+        hint = (("" if "Check that" in str(error) else "Check that those servers are running "
+                 "and reachable at the addresses in the ClusterSpec. ")
+                + "To wait longer, set ConfigProto(operation_timeout_in_ms=...) or "
+                f"{DEADLINE_ENV}.")
+        err = self._wait.give_up(f"{who}. Last error: {type(error).__name__}: "
+                                 f"{_first_line(error)}", hint)
+        assert isinstance(err, errors.UnavailableError)
         err.__cause__ = error
         err.gave_up_waiting = True  # type: ignore[attr-defined]
         return err
+
+
+def _unavailable(message: str) -> errors.UnavailableError:
+    return errors.UnavailableError(None, None, message)
 
 
 def _first_line(error: BaseException) -> str:

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.base.waits import Backoff, Wait
 from tensorweave.client.session import Session
 from tensorweave.framework import errors
 from tensorweave.framework.graph import get_default_graph
@@ -48,7 +49,6 @@ from tensorweave.train.session_deadline import ClusterWait, tasks_named
 # Errors that mean "the cluster is not (yet or any more) reachable"; a waiting worker
 # treats them as "not ready yet" instead of failing.
 _TRANSIENT_ERRORS = (errors.UnavailableError, errors.AbortedError)
-_FAST_POLL_START_SECS = 0.05
 _FAST_POLL_MAX_SECS = 0.25
 _LOG_EVERY_SECS = 10.0
 # A worker that had to wait for the chief starts this long after the model became ready
@@ -81,6 +81,13 @@ def check_ready(op: Any, sess: Any) -> tuple[bool, str | None]:
         return True, None
     names = ", ".join(v.decode() if isinstance(v, bytes) else str(v) for v in value.ravel())
     return False, "Variables not initialized: " + names
+
+
+def _poll(recovery_wait_secs: float, fastest_cap: float) -> Backoff:
+    """The readiness/checkpoint polls: back off up to `fastest_cap`, or up to
+    `recovery_wait_secs` if that is shorter (at least 10 ms: never a spin)."""
+    cap = max(min(fastest_cap, recovery_wait_secs), 0.01)
+    return Backoff(first=min(0.05, cap), cap=cap)
 
 
 class SessionManager:
@@ -221,18 +228,16 @@ class SessionManager:
             self._restored_from = checkpoint_filename_with_path
             return sess, True
         assert checkpoint_dir  # one of the two is set (checked above)
-        deadline = time.monotonic() + max_wait_secs
+        wait = Wait(f"for a checkpoint in {checkpoint_dir}", max_wait_secs,
+                    backoff=_poll(self._recovery_wait_secs, 1.0), log_every_s=_LOG_EVERY_SECS)
         path = self._restore_newest_valid(sess, saver, checkpoint_dir)
-        next_log = time.monotonic()
         while not path:
-            if not wait_for_checkpoint or time.monotonic() >= deadline:
+            if not wait_for_checkpoint or wait.expired():
                 return sess, False
-            if time.monotonic() >= next_log:
+            if wait.should_log():
                 log.warning("Still waiting for a checkpoint to appear in %s (giving up in "
-                            "%.0fs).", checkpoint_dir, deadline - time.monotonic())
-                next_log = time.monotonic() + _LOG_EVERY_SECS
-            time.sleep(max(0.0, min(self._recovery_wait_secs, 1.0,
-                                    deadline - time.monotonic())))
+                            "%.0fs).", checkpoint_dir, wait.remaining())
+            wait.sleep()
             path = self._restore_newest_valid(sess, saver, checkpoint_dir)
         self._restored_from = path
         self._recover_checkpoint_list(saver, checkpoint_dir)
@@ -292,12 +297,12 @@ class SessionManager:
         """
         self._target = master
         max_wait = float("inf") if max_wait_secs is None else float(max_wait_secs)
-        deadline = time.monotonic() + max_wait
+        ready = Wait("for the model to be ready", max_wait,
+                     backoff=_poll(self._recovery_wait_secs, _FAST_POLL_MAX_SECS),
+                     log_every_s=_LOG_EVERY_SECS, first_log_s=_LOG_EVERY_SECS)
         unreachable = ClusterWait(master, config, "for the model to be ready")
-        delay = min(_FAST_POLL_START_SECS, self._recovery_wait_secs)
         sess: Session | None = None
         msg: str | None = "no readiness check has completed yet"
-        next_log = time.monotonic() + _LOG_EVERY_SECS
         waited = False
         while True:
             if sess is None:
@@ -305,8 +310,8 @@ class SessionManager:
             try:
                 if self._check_worker_ready(sess):
                     if waited:
-                        time.sleep(max(0.0, min(_SETTLE_SECS, self._recovery_wait_secs,
-                                                deadline - time.monotonic())))
+                        time.sleep(min(_SETTLE_SECS, self._recovery_wait_secs,
+                                       ready.remaining()))
                     return sess
                 waited = True
                 unreachable.restart()  # the cluster answered: the chief is not done yet
@@ -317,23 +322,18 @@ class SessionManager:
                 self._safe_close(sess)
                 sess = None
                 waited = True
-                unreachable.attempts += 1
-                if unreachable.elapsed() >= unreachable.deadline_secs:
-                    raise unreachable.give_up(e) from e
+                unreachable.failed(e)  # UnavailableError once the session deadline passed
                 if unreachable.attempts == 1:  # say so at once, then every 10 s
-                    next_log = time.monotonic()
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+                    ready.log_soon()
+            if ready.expired():
                 self._safe_close(sess)
                 raise errors.DeadlineExceededError(
                     None, None, f"Session was not ready after waiting {max_wait:g} secs "
                     f"(target {master!r}): {msg}. Is the chief (is_chief=True) running, and "
                     "did it initialize the model? Raise max_wait_secs to wait longer.")
-            if time.monotonic() >= next_log:
+            if ready.should_log():
                 self._log_still_waiting(master, msg or "")
-                next_log = time.monotonic() + _LOG_EVERY_SECS
-            time.sleep(min(delay, remaining))
-            delay = min(delay * 1.5, _FAST_POLL_MAX_SECS, max(self._recovery_wait_secs, 0.01))
+            ready.sleep()
 
     def _check_worker_ready(self, sess: Session) -> bool:
         """Runs local init and the ready op; True when ready (else the reason is kept)."""

@@ -27,6 +27,7 @@ import os
 import time
 from typing import Any
 
+from tensorweave.base.waits import Backoff, Wait, wait_until
 from tensorweave.framework import errors
 from tensorweave.framework.graph import (
     GraphKeys, add_to_collection, colocate_with, control_dependencies)
@@ -262,6 +263,8 @@ class SyncReplicasOptimizer(Optimizer):
         Without it a slower worker of a sync job, a few steps behind the chief, got
         OutOfRangeError from its next `sess.run` when the chief finished first.
         """
+        wait = Wait("for the other replicas to finish", timeout_secs,
+                    backoff=Backoff(cap=0.25))  # the chief's exit waits on this: poll briskly
         start = last_move = time.monotonic()
         slowest, step = 0.0, None
         while True:
@@ -277,14 +280,14 @@ class SyncReplicasOptimizer(Optimizer):
                 slowest = max(slowest, now - last_move)
                 last_move = now
             step = now_step
-            if now - last_move > max(idle_secs, 5 * slowest) or now - start > timeout_secs:
+            if now - last_move > max(idle_secs, 5 * slowest) or wait.expired():
                 log.warning("Closing the sync token queue with %d of %d replicas not "
                             "finished (served them %.1f s, no progress for %.1f s): they stop "
                             "with OutOfRangeError. %s sets how long a finished chief serves "
                             "them.", left, self._total_num_replicas, now - start,
                             now - last_move, SERVE_SECS_ENV)
                 return left
-            time.sleep(0.05)
+            wait.sleep()
 
     def replica_watch(self, may_give_up: bool) -> ReplicaWatch:
         """A watch naming the replicas a waiting step waits for (sync_replicas_watch)."""
@@ -337,15 +340,16 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
         self._watch = opt.replica_watch(may_give_up=self._is_chief)
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        deadline = time.monotonic() + 60.0
-        while True:  # the chief may still be initializing the model
-            not_ready = session.run(self._ready_op)
-            if len(not_ready) == 0:
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError("Model is not ready for SyncReplicasOptimizer local init; "
-                                   f"uninitialized: {list(not_ready)[:10]}")
-            time.sleep(0.1)
+        not_ready: list = []
+
+        def ready() -> bool:
+            not_ready[:] = list(session.run(self._ready_op))
+            return not not_ready
+        # The chief may still be initializing the model.
+        wait_until(ready, "for the model to be ready for SyncReplicasOptimizer's local init",
+                   hint="Is the chief running, and did it initialize the model?",
+                   backoff=Backoff(cap=0.25), error=RuntimeError,
+                   detail=lambda: f"uninitialized: {not_ready[:10]}")
         session.run(self._local_init_op)
         if self._init_tokens is not None:
             session.run(self._init_tokens)

@@ -27,8 +27,6 @@ Example:
 from __future__ import annotations
 
 import json
-import random
-import time
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -267,34 +265,6 @@ def build_save(entries: list[SaveEntry], filename: Tensor, sharded: bool,
                  "shard": i, "num_shards": len(parts)},
                 name="save_shard").outputs[0])
     return g.create_op("MergeCheckpoint", [filename, shard_files], name="merge").outputs[0]
-
-
-def run_save(sess: Any, prefix: Tensor | str, feed: dict, timeout_s: float = 60.0) -> Any:
-    """Runs a `build_save` graph, retrying while a contended pause gives up.
-
-    Each retry waits a random 10-100% of a back-off that doubles from 50 ms (at
-    most 1 s), so that the steps it let through can finish and two savers do not
-    retry in step.
-
-    Raises:
-        DeadlineExceededError: still contended after `timeout_s`.
-    """
-    deadline = time.monotonic() + timeout_s
-    backoff = 0.05
-    while True:
-        try:
-            return sess.run(prefix, feed)
-        except errors.AbortedError as e:
-            if _gate.CONTENDED not in e.message:
-                raise
-            if time.monotonic() + backoff > deadline:
-                raise errors.DeadlineExceededError(
-                    None, None, f"{e.message.replace(_gate.CONTENDED, '').strip()} Gave up "
-                    f"after retrying for {timeout_s:g} s: steps kept holding the task; "
-                    "raise the Saver's pause_timeout_s, or look for a step that never "
-                    "ends.") from None
-            time.sleep(backoff * random.uniform(0.1, 1.0))
-            backoff = min(backoff * 2, 1.0)
 
 
 def build_restore(entries: list[SaveEntry], filename: Tensor, reshape: bool = False,
