@@ -2,7 +2,7 @@
 
 The files are read by the same code as the tf.data sources: TFRecord framing from
 `framework/tfrecord.py`, lines and fixed-length records from
-`ops/dataset/text_readers.py`. Keys are TF's: "<file>:<line number from 1>" for
+`framework/file_records.py`. Keys are TF's: "<file>:<line number from 1>" for
 TextLineReader (header lines count), "<file>:<record index from 0>" for
 FixedLengthRecordReader, "<file>:<byte offset of the record>" for TFRecordReader (in
 the decompressed stream), the file name for WholeFileReader, the work itself for
@@ -21,8 +21,8 @@ from typing import Any, Iterator
 from tensorweave.framework import errors
 from tensorweave.framework import file_access as _files
 from tensorweave.framework.tfrecord import compression_name, read_records
-from tensorweave.ops.dataset.text_readers import (
-    _DEFAULT_BUFFER, _compressed_records, _lines, _plain_records)
+from tensorweave.framework.file_records import (
+    DEFAULT_BUFFER, compressed_records, plain_records, read_lines)
 from tensorweave.ops.io.reader_resource import ReaderResource
 
 Records = Iterator[tuple[bytes, bytes]]
@@ -97,7 +97,7 @@ class TextLineReaderResource(_FileReader):
         path = self._path(work)
 
         def lines() -> Records:
-            for number, line in enumerate(_lines(path, "", _DEFAULT_BUFFER), 1):
+            for number, line in enumerate(read_lines(path, "", DEFAULT_BUFFER), 1):
                 if number > self.skip:
                     yield b"%s:%d" % (work, number), line
         return lines()
@@ -147,10 +147,10 @@ class FixedLengthRecordReaderResource(_FileReader):
     def _records_of(self, work: bytes) -> Records:
         path = self._path(work)
         if self.encoding:
-            values = _compressed_records(path, self.encoding, self.sizes, _DEFAULT_BUFFER,
+            values = compressed_records(path, self.encoding, self.sizes, DEFAULT_BUFFER,
                                          self.hop, self.name)
         else:
-            values = _plain_records(path, self.sizes, _DEFAULT_BUFFER, self.hop, self.name)
+            values = plain_records(path, self.sizes, DEFAULT_BUFFER, self.hop, self.name)
         return ((b"%s:%d" % (work, i), v) for i, v in enumerate(values))
 
 
