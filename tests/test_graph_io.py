@@ -289,13 +289,15 @@ def test_round_trip_variables_and_training_step():
 
 
 # ---- wire compatibility -------------------------------------------------------------
+_T = descriptor_pb2.FieldDescriptorProto
+_REP, _OPT = _T.LABEL_REPEATED, _T.LABEL_OPTIONAL
+
+
 def _tf_schema():
     """A hand-written subset of tensorflow/core/framework/*.proto (package tensorflow),
     with TF's field numbers, to check our bytes parse as TensorFlow's messages."""
     f = descriptor_pb2.FileDescriptorProto(name="tf_subset_for_test.proto",
                                            package="tensorflow", syntax="proto3")
-    T = descriptor_pb2.FieldDescriptorProto
-    REP, OPT = T.LABEL_REPEATED, T.LABEL_OPTIONAL
 
     def msg(name, fields, nested=()):
         m = f.message_type.add(name=name)
@@ -307,15 +309,26 @@ def _tf_schema():
                 fd.type_name = tname
         return m
 
-    def entry(name, value_type, value_tname=""):
-        e = descriptor_pb2.DescriptorProto(name=name)
-        e.options.map_entry = True
-        e.field.add(name="key", number=1, type=T.TYPE_STRING, label=OPT)
-        v = e.field.add(name="value", number=2, type=value_type, label=OPT)
-        if value_tname:
-            v.type_name = value_tname
-        return e
+    _tensor_messages(msg)
+    _graph_messages(msg)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(f)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tensorflow.GraphDef"))
 
+
+def _map_entry(name, value_type, value_tname=""):
+    e = descriptor_pb2.DescriptorProto(name=name)
+    e.options.map_entry = True
+    e.field.add(name="key", number=1, type=_T.TYPE_STRING, label=_OPT)
+    v = e.field.add(name="value", number=2, type=value_type, label=_OPT)
+    if value_tname:
+        v.type_name = value_tname
+    return e
+
+
+def _tensor_messages(msg):
+    """TensorShapeProto, TensorProto, AttrValue, NameAttrList (as far as we write them)."""
+    T, REP, OPT = _T, _REP, _OPT
     dim = descriptor_pb2.DescriptorProto(name="Dim")
     dim.field.add(name="size", number=1, type=T.TYPE_INT64, label=OPT)
     msg("TensorShapeProto", [("dim", 2, T.TYPE_MESSAGE, REP, ".tensorflow.TensorShapeProto.Dim"),
@@ -338,10 +351,15 @@ def _tf_schema():
                       ("tensor", 8, T.TYPE_MESSAGE, OPT, ".tensorflow.TensorProto"),
                       ("func", 10, T.TYPE_MESSAGE, OPT, ".tensorflow.NameAttrList")], [lv])
     msg("NameAttrList", [("name", 1, T.TYPE_STRING, OPT, "")])
+
+
+def _graph_messages(msg):
+    """NodeDef, VersionDef, OpDef, FunctionDef(Library), GraphDef."""
+    T, REP, OPT = _T, _REP, _OPT
     msg("NodeDef", [("name", 1, T.TYPE_STRING, OPT, ""), ("op", 2, T.TYPE_STRING, OPT, ""),
                     ("input", 3, T.TYPE_STRING, REP, ""), ("device", 4, T.TYPE_STRING, OPT, ""),
                     ("attr", 5, T.TYPE_MESSAGE, REP, ".tensorflow.NodeDef.AttrEntry")],
-        [entry("AttrEntry", T.TYPE_MESSAGE, ".tensorflow.AttrValue")])
+        [_map_entry("AttrEntry", T.TYPE_MESSAGE, ".tensorflow.AttrValue")])
     msg("VersionDef", [("producer", 1, T.TYPE_INT32, OPT, ""),
                        ("min_consumer", 2, T.TYPE_INT32, OPT, "")])
     arg = descriptor_pb2.DescriptorProto(name="ArgDef")
@@ -354,14 +372,11 @@ def _tf_schema():
     msg("FunctionDef", [("signature", 1, T.TYPE_MESSAGE, OPT, ".tensorflow.OpDef"),
                         ("node_def", 3, T.TYPE_MESSAGE, REP, ".tensorflow.NodeDef"),
                         ("ret", 4, T.TYPE_MESSAGE, REP, ".tensorflow.FunctionDef.RetEntry")],
-        [entry("RetEntry", T.TYPE_STRING)])
+        [_map_entry("RetEntry", T.TYPE_STRING)])
     msg("FunctionDefLibrary", [("function", 1, T.TYPE_MESSAGE, REP, ".tensorflow.FunctionDef")])
     msg("GraphDef", [("node", 1, T.TYPE_MESSAGE, REP, ".tensorflow.NodeDef"),
                      ("library", 2, T.TYPE_MESSAGE, OPT, ".tensorflow.FunctionDefLibrary"),
                      ("versions", 4, T.TYPE_MESSAGE, OPT, ".tensorflow.VersionDef")])
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(f)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tensorflow.GraphDef"))
 
 
 def test_wire_compatible_with_tensorflow_field_numbers():
