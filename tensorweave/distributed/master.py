@@ -23,7 +23,7 @@ from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
 from tensorweave.framework.device import (
-    DeviceSpec, device_matches_filters, parse_filters, task_name)
+    DeviceSpec, device_matches_filters, parse_filters, task_device, task_name)
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.proto.config_pb2 import ConfigProto
 from tensorweave.runtime.partition import Partition, partition
@@ -233,7 +233,7 @@ class MasterService:
 
     def all_devices(self) -> list[str]:
         """Every device of the cluster (one CPU per task), in job and task order."""
-        return [f"{task_name(j, i)}/device:CPU:0" for j in sorted(self.tasks)
+        return [task_device(task_name(j, i)) for j in sorted(self.tasks)
                 for i in self.tasks[j]]
 
     def wait_for_tasks(self, tasks: list[str], timeout_s: float | None) -> None:
@@ -335,7 +335,7 @@ class MasterService:
         for job in sorted(self.tasks):
             for i in self.tasks[job]:
                 task = task_name(job, i)
-                if device_matches_filters(f"{task}/device:CPU:0", filters):
+                if device_matches_filters(task_device(task), filters):
                     containers = [n for c in req.container
                                   for n in (("", c) if c == job else (c,))]
                     self.worker(task).call("reset", pb.ResetRequest(container=containers))

@@ -19,6 +19,7 @@ import tensorweave.runtime.sendrecv_ops  # noqa: F401 - registers _Send/_Recv fo
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
+from tensorweave.framework.device import task_device
 from tensorweave.framework.graph import Graph
 from tensorweave.runtime.executor import Executor, FunctionLibrary
 from tensorweave.runtime.malloc_tuning import keep_step_memory
@@ -63,7 +64,7 @@ class WorkerService:
                  file_policy: Any = None) -> None:
         self.task = task
         keep_step_memory()  # a task runs the same steps again and again: keep their memory
-        self.device_name = task + "/device:CPU:0"
+        self.device_name = task_device(task)
         self.device = DeviceContext(self.device_name, file_policy=file_policy)
         self.rendezvous = LocalRendezvous()
         self.peer = peer

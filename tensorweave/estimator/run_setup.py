@@ -11,6 +11,7 @@ from typing import Any
 
 from tensorweave.distributed.run_config import RunConfig, TaskType
 from tensorweave.estimator.model_fn import EstimatorSpec
+from tensorweave.framework.device import DeviceSpec
 from tensorweave.framework.graph_defaults import GraphKeys, add_to_collection, get_collection
 from tensorweave.framework.proto.config_pb2 import ConfigProto
 from tensorweave.train import basic_session_run_hooks as hooks_lib
@@ -26,7 +27,7 @@ def device_fn(config: RunConfig) -> Any:
     if config.device_fn is not None:
         return config.device_fn
     if config.num_ps_replicas > 0:
-        worker = f"/job:{config.task_type}/task:{config.task_id}"
+        worker = DeviceSpec(job=config.task_type, task=config.task_id).to_string()
         return replica_device_setter(ps_tasks=config.num_ps_replicas, worker_device=worker,
                                      merge_devices=True, cluster=config.cluster_spec)
     return None
@@ -39,7 +40,7 @@ def session_config(config: RunConfig) -> Any:
         return config.session_config
     if config.task_type not in (TaskType.CHIEF, TaskType.MASTER, TaskType.WORKER):
         return None
-    own = f"/job:{config.task_type}/task:{config.task_id}"
+    own = DeviceSpec(job=config.task_type, task=config.task_id).to_string()
     return ConfigProto(allow_soft_placement=True, device_filters=["/job:ps", own])
 
 

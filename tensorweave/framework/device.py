@@ -13,9 +13,12 @@ Example:
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Sequence
 
 _FIELDS = ("job", "replica", "task", "device_type", "device_index")
+# A task name inside free text (an error message): job, optional replica, task.
+_TASK_IN_TEXT = re.compile(r"/job:[A-Za-z0-9_.\-]+(?:/replica:\d+)?/task:\d+")
 
 
 class DeviceSpec:
@@ -251,3 +254,13 @@ def parse_task_name(task: str) -> tuple[str, int]:
     if not d.job:
         raise ValueError(f"{task!r} is not a task name; expected '/job:<name>/task:<index>'.")
     return d.job, d.task or 0
+
+
+def tasks_named(text: str) -> list[str]:
+    """The task names ("/job:ps/replica:0/task:0") a message mentions, in order, once each.
+
+    Example:
+        >>> tasks_named("/job:ps/replica:0/task:1 is down; /job:ps/replica:0/task:1 again")
+        ['/job:ps/replica:0/task:1']
+    """
+    return list(dict.fromkeys(_TASK_IN_TEXT.findall(text)))

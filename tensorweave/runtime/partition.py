@@ -13,6 +13,7 @@ from tensorweave.framework.graph import Graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework import dtypes
 from tensorweave.framework.device import device_task as task_name
+from tensorweave.framework.device import task_device
 from tensorweave.runtime.sendrecv_ops import CONTROL_VALUE
 from tensorweave.framework.tensor_shape import plain_dims
 
@@ -137,7 +138,7 @@ class _Builder:
             op = self.part(task).graph.create_op(
                 "Const", [], {"value": t.op._attrs["value"], "dtype": t.op._attrs["dtype"]},
                 name=f"_const/{_safe(t.op.name)}", compute_device=False)
-            op._device = task + "/device:CPU:0"
+            op._device = task_device(task)
             op._traceback = t.op._traceback
             self.recvs[key] = op.outputs[0]
         return self.recvs[key]
@@ -197,7 +198,7 @@ class _Builder:
         key = (name, task)
         if key in self.recvs:
             return self.recvs[key]
-        dst_dev = task + "/device:CPU:0"
+        dst_dev = task_device(task)
         attrs = {"tensor_name": name, "send_device": src_dev, "recv_device": dst_dev}
         src_part = self.part(task_name(src_dev))
         send = src_part.graph.create_op("_Send", [src], dict(attrs),

@@ -12,6 +12,7 @@ import threading
 from typing import Any, Callable, Iterable
 
 from tensorweave.framework import errors
+from tensorweave.framework.device import device_task
 
 Callback = Callable[[Any], None]
 
@@ -166,7 +167,11 @@ def recv_task(key: str) -> str:
     task = _recv_tasks.get(key)
     if task is None:
         recv_device = key.split(";", 2)[1]
-        task = _recv_tasks[key] = recv_device.rpartition("/device:")[0] or recv_device
+        try:
+            task = device_task(recv_device)
+        except ValueError:  # a device of no task (an in-process session's): itself
+            task = recv_device
+        _recv_tasks[key] = task
         if len(_recv_tasks) > 100_000:
             _recv_tasks.clear()
     return task

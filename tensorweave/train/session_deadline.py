@@ -16,15 +16,15 @@ Example:
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from tensorweave.base.waits import DEFAULT_WAIT_SECS, Wait
 from tensorweave.framework import errors
+from tensorweave.framework.device import tasks_named
 from tensorweave.train.hook_utils import log
 
 __all__ = ["DEADLINE_ENV", "DEFAULT_SESSION_DEADLINE_SECS", "MAX_RECOVERIES_IN_A_ROW",
-           "ClusterWait", "session_deadline_secs", "tasks_named"]
+           "ClusterWait", "session_deadline_secs"]
 
 DEFAULT_SESSION_DEADLINE_SECS = DEFAULT_WAIT_SECS
 DEADLINE_ENV = "TENSORWEAVE_SESSION_DEADLINE_SECS"
@@ -32,7 +32,6 @@ DEADLINE_ENV = "TENSORWEAVE_SESSION_DEADLINE_SECS"
 # preemption any more; stop re-creating sessions after this many in a row.
 MAX_RECOVERIES_IN_A_ROW = 5
 _LOG_EVERY_SECS = 5.0
-_TASK_RE = re.compile(r"/job:[A-Za-z0-9_.\-]+(?:/replica:\d+)?/task:\d+")
 
 
 def session_deadline_secs(config: Any = None) -> float:
@@ -56,11 +55,6 @@ def session_deadline_secs(config: Any = None) -> float:
     if not value > 0:
         raise ValueError(f"{DEADLINE_ENV}={text!r} must be a number of seconds > 0.")
     return value
-
-
-def tasks_named(text: str) -> list[str]:
-    """The task names ("/job:ps/replica:0/task:0") an error message mentions, in order."""
-    return list(dict.fromkeys(_TASK_RE.findall(text)))
 
 
 class ClusterWait:

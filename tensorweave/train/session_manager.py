@@ -41,10 +41,11 @@ import numpy as np
 from tensorweave.base.waits import Backoff, Wait
 from tensorweave.client.session import Session
 from tensorweave.framework import errors
+from tensorweave.framework.device import tasks_named
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.train import checkpoint_management
 from tensorweave.train.hook_utils import log
-from tensorweave.train.session_deadline import ClusterWait, tasks_named
+from tensorweave.train.session_deadline import ClusterWait
 
 # Errors that mean "the cluster is not (yet or any more) reachable"; a waiting worker
 # treats them as "not ready yet" instead of failing.

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.framework import errors
+from tensorweave.framework.device import tasks_named
 from tensorweave.framework.proto.config_pb2 import RunMetadata, RunOptions
 from tensorweave.train import training_util
 from tensorweave.train.hook_utils import log
-from tensorweave.train.session_deadline import (
-    MAX_RECOVERIES_IN_A_ROW, ClusterWait, tasks_named)
+from tensorweave.train.session_deadline import MAX_RECOVERIES_IN_A_ROW, ClusterWait
 from tensorweave.train.session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
