@@ -72,6 +72,45 @@ def _make_variables(cell: Any, inputs: Any, flat_input: list[Tensor], state: Any
         cell(inputs, state)
 
 
+def _static_batch(flat_input: list[Tensor]) -> int | None:
+    """The batch size the inputs agree on, None when none of them knows it."""
+    static_batch: int | None = None
+    for x in flat_input:
+        b = dimension_value(x.shape[0]) if x.shape.ndims else None
+        if b is not None:
+            if static_batch is not None and b != static_batch:
+                raise ValueError(f"raw_rnn: the inputs from loop_fn disagree on the "
+                                 f"batch size: {static_batch} and {b} ({x.name})")
+            static_batch = b
+    return static_batch
+
+
+def _check_initial_state(cell: Any, initial_state: Any) -> None:
+    """The first loop_fn call's state must exist and match `cell.state_size`."""
+    if initial_state is None:
+        raise ValueError("raw_rnn: loop_fn must return the initial cell state as "
+                         "next_cell_state when called with time=0")
+    try:
+        assert_same_structure(cell.state_size, initial_state, "cell.state_size",
+                              "initial_state")
+    except ValueError as e:
+        raise ValueError(f"raw_rnn: the initial state from loop_fn does not match "
+                         f"cell.state_size: {e}") from None
+
+
+def _emit_spec(emit_structure: Any, cell: Any, flat_state: list[Tensor]
+               ) -> tuple[Any, list[Any], list[Any]]:
+    """(structure, per-leaf size, per-leaf dtype) of what each step emits: the first
+    loop_fn call's `emit_output` (None: the cell's `output_size`, in the state's dtype)."""
+    if emit_structure is None:
+        sizes = flatten(cell.output_size)
+        return cell.output_size, sizes, [flat_state[0].dtype.base_dtype] * len(sizes)
+    flat_emit = [convert_to_tensor(e) for e in flatten(emit_structure)]
+    return (emit_structure,
+            [e.shape if e.shape.is_fully_defined() else _shape(e) for e in flat_emit],
+            [e.dtype.base_dtype for e in flat_emit])
+
+
 def raw_rnn(cell: Any, loop_fn: Callable[..., Any], parallel_iterations: int | None = None,
             swap_memory: bool = False, scope: Any = None) -> tuple[Any, Any, Any]:
     """Runs `cell` in a while loop driven by `loop_fn`.
@@ -113,35 +152,12 @@ def raw_rnn(cell: Any, loop_fn: Callable[..., Any], parallel_iterations: int | N
         next_input = pack_sequence_as(next_input, flat_input)
         loop_state = init_loop_state if init_loop_state is not None else \
             convert_to_tensor(0, dtype=_dt.int32)
-        static_batch: int | None = None
-        for x in flat_input:
-            b = dimension_value(x.shape[0]) if x.shape.ndims else None
-            if b is not None:
-                if static_batch is not None and b != static_batch:
-                    raise ValueError(f"raw_rnn: the inputs from loop_fn disagree on the "
-                                     f"batch size: {static_batch} and {b} ({x.name})")
-                static_batch = b
+        static_batch = _static_batch(flat_input)
         batch: Any = static_batch if static_batch is not None else _shape(flat_input[0])[0]
-        if initial_state is None:
-            raise ValueError("raw_rnn: loop_fn must return the initial cell state as "
-                             "next_cell_state when called with time=0")
-        try:
-            assert_same_structure(cell.state_size, initial_state, "cell.state_size",
-                                  "initial_state")
-        except ValueError as e:
-            raise ValueError(f"raw_rnn: the initial state from loop_fn does not match "
-                             f"cell.state_size: {e}") from None
+        _check_initial_state(cell, initial_state)
         flat_state = [convert_to_tensor(s) for s in flatten(initial_state)]
         state = pack_sequence_as(initial_state, flat_state)
-        if emit_structure is not None:
-            flat_emit = [convert_to_tensor(e) for e in flatten(emit_structure)]
-            sizes: list[Any] = [e.shape if e.shape.is_fully_defined() else _shape(e)
-                                for e in flat_emit]
-            dtypes = [e.dtype.base_dtype for e in flat_emit]
-        else:
-            emit_structure = cell.output_size
-            sizes = flatten(emit_structure)
-            dtypes = [flat_state[0].dtype.base_dtype] * len(sizes)
+        emit_structure, sizes, dtypes = _emit_spec(emit_structure, cell, flat_state)
         emit_ta = pack_sequence_as(emit_structure, [
             TensorArray(dt, size=0, dynamic_size=True, name=f"rnn_output_{i}",
                         element_shape=TensorShape([static_batch]).concatenate(

@@ -41,6 +41,34 @@ from tensorweave.state.variable_meta import (  # noqa: E402
     VariableMeta as _VariableMeta, resource_variable_class)
 
 
+
+def _variable_shape(var_name: str, init: Tensor, validate_shape: bool, expected_shape: Any,
+                    static_shape: Any) -> TensorShape:
+    """The VariableV2's shape: `static_shape` if given, else the initial value's (unknown
+    without `validate_shape`); ValueError naming the variable when they disagree."""
+    if expected_shape is not None and not init.shape.is_compatible_with(
+            as_shape(expected_shape)):
+        raise ValueError(f"Variable {var_name}: initial value shape {init.shape} is not "
+                         f"compatible with expected_shape {as_shape(expected_shape)}")
+    if static_shape is None:
+        return init.shape if validate_shape else TensorShape(None)
+    static_shape = as_shape(static_shape)
+    if not static_shape.is_compatible_with(init.shape):
+        raise ValueError(f"Variable {var_name}: initial value shape {init.shape} is "
+                         f"not compatible with shape {static_shape}")
+    return static_shape
+
+
+def _collections(collections: Any, trainable: bool) -> list[str]:
+    """The collections a variable joins: GLOBAL_VARIABLES by default, and
+    TRAINABLE_VARIABLES too when it is trainable."""
+    if collections is None:
+        collections = [GraphKeys.GLOBAL_VARIABLES]
+    collections = [collections] if isinstance(collections, str) else list(collections)
+    if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+        collections.append(GraphKeys.TRAINABLE_VARIABLES)
+    return collections
+
 class Variable(metaclass=_VariableMeta):
     """A mutable tensor whose value persists across `Session.run` calls.
 
@@ -131,17 +159,7 @@ class Variable(metaclass=_VariableMeta):
                 init = convert_to_tensor(initial_value, dtype=dtype, name="initial_value")
         if init.dtype.is_ref_dtype:
             init = core_ops.identity(init)
-        if expected_shape is not None and not init.shape.is_compatible_with(
-                as_shape(expected_shape)):
-            raise ValueError(f"Variable {var_name}: initial value shape {init.shape} is not "
-                             f"compatible with expected_shape {as_shape(expected_shape)}")
-        shape = init.shape if validate_shape else TensorShape(None)
-        if static_shape is not None:
-            static_shape = as_shape(static_shape)
-            if not static_shape.is_compatible_with(init.shape):
-                raise ValueError(f"Variable {var_name}: initial value shape {init.shape} is "
-                                 f"not compatible with shape {static_shape}")
-            shape = static_shape
+        shape = _variable_shape(var_name, init, validate_shape, expected_shape, static_shape)
         with g.name_scope(None):
             self._variable = state_ops.variable_op_v2(
                 shape, init.dtype.base_dtype, name=var_name + "/" if exact else var_name)
@@ -169,12 +187,7 @@ class Variable(metaclass=_VariableMeta):
                 self._snapshot = g.create_op("Identity", [self._variable],
                                              name="read").outputs[0]
         self._trainable = bool(trainable)
-        if collections is None:
-            collections = [GraphKeys.GLOBAL_VARIABLES]
-        collections = [collections] if isinstance(collections, str) else list(collections)
-        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
-            collections.append(GraphKeys.TRAINABLE_VARIABLES)
-        g.add_to_collections(collections, self)
+        g.add_to_collections(_collections(collections, trainable), self)
 
     # ---- properties --------------------------------------------------------------
     @property
