@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.dataset.dataset import Dataset
+from tensorweave.data.dataset import Dataset
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 

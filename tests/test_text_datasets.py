@@ -11,7 +11,7 @@ import pytest
 
 import tensorweave as tf
 from data_helpers import drain
-from tensorweave.ops.dataset import readers, text_readers
+from tensorweave.data import readers, text_readers
 from tensorweave.ops.parsing.csv_ops import decode_csv
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")

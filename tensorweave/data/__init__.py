@@ -8,12 +8,15 @@ Example:
     array([2, 4], dtype=int32)
 """
 # ruff: noqa: F401  (this module only re-exports)
-from tensorweave.ops.dataset.dataset import Dataset as Dataset
-from tensorweave.ops.dataset.iterator_ops import (
+from tensorweave.data import nested as _nested  # registers with Dataset
+from tensorweave.data import sources as _sources  # registers with Dataset
+from tensorweave.data import transforms as _transforms  # registers with Dataset
+from tensorweave.data.dataset import Dataset as Dataset
+from tensorweave.data.iterator import (
     Iterator as Iterator, make_initializable_iterator as make_initializable_iterator,
     make_one_shot_iterator as make_one_shot_iterator)
-from tensorweave.ops.dataset.readers import TFRecordDataset as TFRecordDataset
-from tensorweave.ops.dataset.text_readers import (
+from tensorweave.data.readers import TFRecordDataset as TFRecordDataset
+from tensorweave.data.text_readers import (
     FixedLengthRecordDataset as FixedLengthRecordDataset, TextLineDataset as TextLineDataset)
 from tensorweave.data import experimental as experimental
 from tensorweave.data.structure import (

@@ -24,8 +24,8 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant, convert_to_tensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array.array_ops import reshape
-from tensorweave.ops.dataset.dataset import Dataset
-from tensorweave.ops.dataset.text_readers import TextLineDataset
+from tensorweave.data.dataset import Dataset
+from tensorweave.data.text_readers import TextLineDataset
 from tensorweave.ops.parsing.csv_ops import decode_csv
 from tensorweave.platform import gfile
 

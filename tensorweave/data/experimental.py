@@ -22,8 +22,8 @@ import numpy as np
 from tensorweave.data.csv_dataset import CsvDataset as CsvDataset
 from tensorweave.data.csv_dataset import make_csv_dataset as make_csv_dataset
 from tensorweave.framework import dtypes as _dt
-from tensorweave.ops.dataset.dataset import Dataset
-from tensorweave.ops.dataset.readers import TFRecordDataset
+from tensorweave.data.dataset import Dataset
+from tensorweave.data.readers import TFRecordDataset
 from tensorweave.readers.readers import ReaderBase
 from tensorweave.ops.math.math_ops import cast
 from tensorweave.ops.parsing.parsing_ops import parse_example

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.ops.dataset.dataset import HasStructure
+from tensorweave.data.dataset import HasStructure
 
 
 def _structured(dataset_or_iterator: Any, what: str) -> HasStructure:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.ops.dataset.dataset import Dataset
+from tensorweave.data.dataset import Dataset
 
 __all__ = ["numpy_input_fn"]
 

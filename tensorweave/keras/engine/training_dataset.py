@@ -19,7 +19,7 @@ from tensorweave.framework.errors import OutOfRangeError
 from tensorweave.framework.tensor import Tensor
 from tensorweave.keras import backend
 from tensorweave.ops.array import array_ops
-from tensorweave.ops.dataset.dataset import Dataset
+from tensorweave.data.dataset import Dataset
 
 
 def is_dataset(x: Any) -> bool:

@@ -1,8 +1,3 @@
-"""`tf.data` internals: Dataset descriptions, their transforms, and the Iterator ops whose
-kernels run them (`tensorweave.data` is the public facade).
-
-Importing this package registers the transformations and the Iterator with `Dataset`.
+"""The iterator ops that run a `tf.data` pipeline (`iterator_ops`); the Dataset API
+itself (descriptions, transforms, `tf.data.Iterator`) is `tensorweave/data/`.
 """
-from tensorweave.ops.dataset import iterator_ops as _iterator_ops  # noqa: F401 - registers
-from tensorweave.ops.dataset import transforms as _transforms  # noqa: F401 - registers
-from tensorweave.ops.dataset import nested as _nested  # noqa: F401 - registers

@@ -22,9 +22,9 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.framework.tfrecord import compression_name, read_records
-from tensorweave.ops.dataset.dataset import Dataset, Element, Env
-from tensorweave.ops.dataset.nested import interleave_iters
-from tensorweave.ops.dataset.structure import Spec
+from tensorweave.data.dataset import Dataset, Element, Env
+from tensorweave.data.nested import interleave_iters
+from tensorweave.data.nest import Spec
 
 
 class _Fed:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from tensorweave.framework.file_records import (
     DEFAULT_BUFFER, compressed_records, plain_records, read_lines)
-from tensorweave.ops.dataset.readers import _FileDataset
+from tensorweave.data.readers import _FileDataset
 
 def _check_buffer(args: dict[str, Any], kind: str, error: Callable[[str], Exception]) -> None:
     size = args.get("buffer_size")

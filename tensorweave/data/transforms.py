@@ -10,9 +10,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from tensorweave.ops.dataset.dataset import (Dataset, Element, Env, int_args, register_impl,
+from tensorweave.data.dataset import (Dataset, Element, Env, int_args, register_impl,
                                              resolve_ints, snapshot)
-from tensorweave.ops.dataset.structure import (
+from tensorweave.data.nest import (
     SparseParts, Spec, flatten, lists_to_tuples, map_sparse_aware, map_structure, pack,
     parts_to_sparse, sparse_starts, sparse_to_parts)
 from tensorweave.framework import dtypes as _dt

@@ -29,9 +29,9 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.text import text_of
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.dataset.dataset import Dataset, Element, Env, register_impl
-from tensorweave.ops.dataset.structure import Spec, pack, sparse_starts
-from tensorweave.ops.dataset.transforms import CapturedInputs, _trace, pass_rng
+from tensorweave.data.dataset import Dataset, Element, Env, register_impl
+from tensorweave.data.nest import Spec, pack, sparse_starts
+from tensorweave.data.transforms import CapturedInputs, _trace, pass_rng
 from tensorweave.ops.random.random_ops import get_seed
 
 

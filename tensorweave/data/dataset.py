@@ -16,23 +16,17 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-import numpy as np
-
-from tensorweave.framework import dtypes as _dt
-from tensorweave.framework import errors
-from tensorweave.framework.convert import convert_to_tensor
+from tensorweave.data.nest import Spec, flatten, map_sparse_aware
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.dataset.structure import (
-    Spec, flatten, map_sparse_aware, map_structure, pack)
+from tensorweave.framework.tensor_shape import TensorShape
 
 Element = tuple  # a flat tuple of NumPy arrays
 
 
-# The transformations (transforms.py) subclass Dataset and the Iterator
-# (iterator_ops.py) reads it; they register here, so this module imports neither.
-# Importing the package (tensorweave.ops.dataset) registers them.
+# The sources (sources.py) and transformations (transforms.py, nested.py) subclass
+# Dataset and the Iterator (iterator.py) reads it; they register here, so this module
+# imports none of them. Importing the package (tensorweave.data) registers them.
 _IMPLS: dict[str, Any] = {}
 _T = TypeVar("_T", bound=type)
 
@@ -183,7 +177,7 @@ class Dataset(HasStructure):
         Example:
             >>> Dataset.from_tensor_slices(({"a": [1, 2]}, [3.0, 4.0]))
         """
-        return TensorSliceDataset(tensors)
+        return _impl("TensorSliceDataset")(tensors)
 
     @staticmethod
     def from_tensors(tensors: Any) -> "Dataset":
@@ -192,7 +186,7 @@ class Dataset(HasStructure):
         Example:
             >>> Dataset.from_tensors([1, 2, 3])   # one element of shape [3]
         """
-        return TensorDataset(tensors)
+        return _impl("TensorDataset")(tensors)
 
     @staticmethod
     def from_generator(generator: Callable[[], Any], output_types: Any,
@@ -204,7 +198,7 @@ class Dataset(HasStructure):
             ...     yield from ([1, 2], [3, 4])
             >>> Dataset.from_generator(gen, tf.int32, tf.TensorShape([2]))
         """
-        return GeneratorDataset(generator, output_types, output_shapes, args)
+        return _impl("GeneratorDataset")(generator, output_types, output_shapes, args)
 
     @staticmethod
     def range(*args: int) -> "Dataset":
@@ -213,7 +207,7 @@ class Dataset(HasStructure):
         Example:
             >>> Dataset.range(5)   # 0, 1, 2, 3, 4
         """
-        return RangeDataset(*args)
+        return _impl("RangeDataset")(*args)
 
     @staticmethod
     def zip(datasets: Any) -> "Dataset":
@@ -354,93 +348,6 @@ class Dataset(HasStructure):
         return f"<{type(self).__name__} types={self.output_types} shapes={self.output_shapes}>"
 
 
-def _to_tensors(tensors: Any) -> Any:
-    if isinstance(tensors, Dataset):
-        raise TypeError("Pass tensors to a Dataset source, not a Dataset.")
-    return map_structure(lambda v: v if isinstance(v, Tensor) else convert_to_tensor(v),
-                         tensors)
-
-
-class TensorSliceDataset(Dataset):
-    def __init__(self, tensors: Any) -> None:
-        tensors = _to_tensors(tensors)
-        flat = flatten(tensors)
-        for t in flat:
-            if t.shape.ndims == 0:
-                raise ValueError(f"from_tensor_slices needs tensors with at least one "
-                                 f"dimension to slice; {t.name} is a scalar.")
-        structure = map_structure(
-            lambda t: Spec(t.dtype.base_dtype, TensorShape(None) if t.shape.ndims is None
-                           else TensorShape(t.shape.as_list()[1:])), tensors)
-        super().__init__(structure, flat)
-
-    def _generate(self, env: Env, values: list[Any]) -> Iterator[Element]:
-        arrays = [np.asarray(v) for v in values]
-        lengths = {a.shape[0] for a in arrays}
-        if len(lengths) != 1:
-            raise errors.InvalidArgumentError(
-                None, None, "from_tensor_slices: all components must have the same size in "
-                f"dimension 0; got shapes {[list(a.shape) for a in arrays]}.")
-        for i in range(lengths.pop()):
-            # a[i, ...] stays an array of a's dtype: np.array(bytes) would make a fixed-width
-            # bytes_ array, which drops trailing NUL bytes (serialized protos end in them).
-            yield tuple(np.array(a[i, ...]) for a in arrays)
-
-
-class TensorDataset(Dataset):
-    def __init__(self, tensors: Any) -> None:
-        tensors = _to_tensors(tensors)
-        super().__init__(map_structure(lambda t: Spec(t.dtype.base_dtype, t.shape), tensors),
-                         flatten(tensors))
-
-    def _generate(self, env: Env, values: list[Any]) -> Iterator[Element]:
-        yield tuple(np.array(v) for v in values)
-
-
-class GeneratorDataset(Dataset):
-    def __init__(self, generator: Callable[..., Any], output_types: Any, output_shapes: Any,
-                 args: Any) -> None:
-        if not callable(generator):
-            raise TypeError(f"from_generator needs a callable returning an iterable, got "
-                            f"{generator!r}.")
-        types = map_structure(lambda d: _dt.as_dtype(d).base_dtype, output_types)
-        shapes = map_structure(lambda _: TensorShape(None), types) if output_shapes is None \
-            else output_shapes
-        flat_shapes = [as_shape(s) for s in _flatten_shapes(shapes, len(flatten(types)))]
-        structure = pack(types, [Spec(d, s) for d, s in zip(flatten(types), flat_shapes)])
-        super().__init__(structure)
-        self._generator = generator
-        self._args = tuple(args or ())
-
-    def _generate(self, env: Env, values: list[Any]) -> Iterator[Element]:
-        specs = self._specs()
-        for item in self._generator(*self._args):
-            leaves = flatten(item) if len(specs) > 1 or isinstance(item, dict) else [item]
-            if len(leaves) != len(specs):
-                raise errors.InvalidArgumentError(
-                    None, None, f"from_generator: the generator yielded {item!r}, which does "
-                    f"not match output_types {self.output_types}.")
-            elem = []
-            for i, (v, spec) in enumerate(zip(leaves, specs)):
-                a = np.asarray(v, dtype=spec.dtype.as_numpy_dtype)
-                if not spec.shape.is_compatible_with(a.shape):
-                    raise errors.InvalidArgumentError(
-                        None, None, f"from_generator: component {i} of {item!r} has shape "
-                        f"{list(a.shape)}, expected {spec.shape} (output_shapes).")
-                elem.append(a)
-            yield tuple(elem)
-
-
-def _flatten_shapes(shapes: Any, n: int) -> list[Any]:
-    # A single shape may be given as a TensorShape or a list of dims.
-    if n == 1 and (isinstance(shapes, (TensorShape, list)) or shapes is None):
-        return [shapes]
-    flat = flatten(shapes)
-    if len(flat) != n:
-        raise ValueError(f"output_shapes {shapes!r} does not match the {n} output_types.")
-    return flat
-
-
 def int_args(args: Sequence[Any], what: str) -> tuple[list[Any], list[Tensor]]:
     """Integer arguments of a node: Python ints stay; a tensor (a scalar computed in the
     graph, e.g. inside a flat_map function) becomes an input of the node, its place
@@ -467,16 +374,3 @@ class _FedInt:
 def resolve_ints(args: list[Any], values: list[Any]) -> list[int]:
     """`int_args`' list with the fed tensors' values in place."""
     return [int(values[a.index]) if isinstance(a, _FedInt) else a for a in args]
-
-
-class RangeDataset(Dataset):
-    def __init__(self, *args: Any) -> None:
-        if not 1 <= len(args) <= 3:
-            raise ValueError(f"Dataset.range takes 1 to 3 integers (stop | start, stop[, "
-                             f"step]), got {args!r}.")
-        self._args, inputs = int_args(args, "Dataset.range")
-        super().__init__(Spec(_dt.int64, TensorShape([])), inputs)
-
-    def _generate(self, env: Env, values: list[Any]) -> Iterator[Element]:
-        for i in range(*resolve_ints(self._args, values)):
-            yield (np.array(i, dtype=np.int64),)
