@@ -19,7 +19,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 # The fast checks `test` runs before pytest (a few seconds; mypy keeps a cache):
-# import layers (contracts in pyproject.toml), ruff, mypy.
+# import layers (contracts in pyproject.toml), ruff, mypy, TENSORWEAVE_* variables read only
+# by tensorweave/base/knobs.py, and docs/configuration.md generated from it.
 checks() {
   local out
   out=$(.venv/bin/lint-imports --no-logo --no-cache 2>&1) || { echo "$out"; return 1; }
@@ -28,6 +29,8 @@ checks() {
   .venv/bin/mypy || return 1
   .venv/bin/python tools/sizes.py || return 1
   .venv/bin/python tools/check_ops_modules.py || return 1  # ops/ holds op definitions only
+  .venv/bin/python tools/check_env_reads.py || return 1
+  .venv/bin/python tools/gen_configuration_doc.py --check || return 1
 }
 cmd=${1:-test}
 shift || true

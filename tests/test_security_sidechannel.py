@@ -9,6 +9,7 @@ import struct
 
 import pytest
 
+from tensorweave.base import knobs
 from tensorweave.distributed.server import Server
 from tensorweave.distributed.transport.tcp import bulk, bulk_auth
 from tensorweave.distributed.transport.unix import handshake
@@ -174,7 +175,7 @@ def test_bulk_handshake_that_stalls_is_dropped(served, monkeypatch):
     """A bulk connection that announces a digest and never sends it does not hold its
     thread forever: it is dropped after the handshake timeout."""
     creds, address, _ = served
-    monkeypatch.setattr(sidechannel, "HANDSHAKE_TIMEOUT_S", 0.5)
+    monkeypatch.setenv(knobs.HANDSHAKE_TIMEOUT_SECS.name, "0.5")  # read at each handshake
     with socket.create_connection(("127.0.0.1", _port(address)), timeout=15) as sock:
         if creds.tls:
             sock = creds.client_context().wrap_socket(sock, server_hostname="localhost")

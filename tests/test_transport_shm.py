@@ -201,12 +201,12 @@ def test_a_frame_pointing_into_a_missing_ring_is_refused():
         Conn(b).read()
 
 
-@pytest.mark.parametrize("ring_mb", ["16", "0"])
-def test_tasks_of_one_host_move_big_tensors_through_rings(ring_mb, monkeypatch, fresh_graph):
+@pytest.mark.parametrize("ring_bytes", ["16MiB", "0"])
+def test_tasks_of_one_host_move_big_tensors_through_rings(ring_bytes, monkeypatch, fresh_graph):
     """A 1 MiB variable read by a worker and fetched by this process (over unix
-    links), with rings and with TENSORWEAVE_SHM_RING_MB=0 (all in frames)."""
+    links), with rings and with TENSORWEAVE_SHM_RING_BYTES=0 (all in frames)."""
     monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "unix")
-    monkeypatch.setenv("TENSORWEAVE_SHM_RING_MB", ring_mb)
+    monkeypatch.setenv("TENSORWEAVE_SHM_RING_BYTES", ring_bytes)
     value = np.arange(1 << 18, dtype=np.float32).reshape(512, 512)
     with cluster_over("unix", ps=1, workers=1) as c:
         with tf.device("/job:ps/task:0"):
@@ -220,4 +220,4 @@ def test_tasks_of_one_host_move_big_tensors_through_rings(ring_mb, monkeypatch, 
                 got = sess.run(doubled)
                 np.testing.assert_array_equal(got, value * 2)
             through_ring = framing.STATS["ring_bytes_in"] - before
-    assert through_ring == (3 * value.nbytes if ring_mb != "0" else 0)
+    assert through_ring == (3 * value.nbytes if ring_bytes != "0" else 0)

@@ -31,7 +31,7 @@ from tensorweave.testing.cluster import LocalCluster
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-SERVER_ENV = {limits.ENV_HANDSHAKE_TIMEOUT_S: "1", limits.ENV_MAX_CONNECTIONS: "64",
+SERVER_ENV = {limits.ENV_HANDSHAKE_TIMEOUT_SECS: "1", limits.ENV_MAX_CONNECTIONS: "64",
               limits.ENV_MAX_MESSAGE_BYTES: str(4 << 20)}
 
 
@@ -295,7 +295,7 @@ def _closed_by_server(s):
 
 def test_a_silent_or_stalled_connection_is_closed_after_the_handshake_timeout(cluster):
     # "PRI * " is most of HTTP/2's first 8 bytes: the port waits for the rest, but only
-    # for TENSORWEAVE_HANDSHAKE_TIMEOUT_S (1 s here), then closes the connection.
+    # for TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS (1 s here), then closes the connection.
     silent = socket.create_connection(("127.0.0.1", _port(cluster)), timeout=60)
     stalled = socket.create_connection(("127.0.0.1", _port(cluster)), timeout=60)
     try:

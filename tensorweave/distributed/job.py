@@ -16,10 +16,10 @@ Set TENSORWEAVE_NOTIFY_JOB_DONE=0 to keep TF's behaviour (the ps never exits).
 from __future__ import annotations
 
 import logging
-import os
 import time
 from typing import Any, Callable
 
+from tensorweave.base import knobs
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import errors
 from tensorweave.framework.device import task_name
@@ -28,7 +28,8 @@ log = logging.getLogger("tensorweave.job")
 
 
 def notify_enabled() -> bool:
-    return os.environ.get("TENSORWEAVE_NOTIFY_JOB_DONE", "1") not in ("0", "false", "False")
+    """Whether the chief's end tells the ps tasks (TENSORWEAVE_NOTIFY_JOB_DONE, default on)."""
+    return knobs.NOTIFY_JOB_DONE.get()
 
 
 def notify_job_done(master_target: str, jobs: tuple[str, ...] = ("ps",),

@@ -9,10 +9,10 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from typing import Any
 
+from tensorweave.base import knobs
 from tensorweave.base.address import parse_host_port, same_host
 from tensorweave.distributed import peers
 from tensorweave.distributed.cluster import ClusterSpec
@@ -137,7 +137,7 @@ class Server:
         self.task = task_name(job, index)
         self._address, self._host, self._port = _own_address(self._cluster, job, index)
         # TENSORWEAVE_BIND_ALL=1 (set by `tensorweave manifest`) widens it without code changes.
-        self._bind_all = bind_all or os.environ.get("TENSORWEAVE_BIND_ALL") == "1"
+        self._bind_all = bind_all or knobs.BIND_ALL.get()
         self._peers: dict[str, Any] = {}
         self._peers_lock = threading.Lock()
         self.file_policy = server_policy(allow_dirs)

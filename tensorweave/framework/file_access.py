@@ -22,9 +22,10 @@ import os
 import tempfile
 from typing import Iterable
 
+from tensorweave.base import knobs
 from tensorweave.framework import errors
 
-ENV_ALLOW_DIRS = "TENSORWEAVE_ALLOW_DIRS"
+ENV_ALLOW_DIRS = knobs.ALLOW_DIRS.name  # the variable's name, for messages and the launcher
 
 __all__ = ["ENV_ALLOW_DIRS", "FilePolicy", "check_path", "check_prefix", "default_roots",
            "local_policy", "server_policy"]
@@ -39,11 +40,8 @@ def default_roots() -> list[str]:
     return [os.getcwd(), tempfile.gettempdir()]
 
 
-def _env_roots() -> list[str] | None:
-    text = os.environ.get(ENV_ALLOW_DIRS)
-    if text is None:
-        return None
-    return [d for d in text.split(os.pathsep) if d.strip()]
+def _env_roots() -> list[str]:
+    return list(knobs.ALLOW_DIRS.get())
 
 
 class FilePolicy:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from tensorweave.base import knobs
 from tensorweave.framework.file_access import ENV_ALLOW_DIRS, FilePolicy
 
 __all__ = ["add_allow_dir_flag", "apply_allow_dirs"]
@@ -42,4 +43,4 @@ def apply_allow_dirs(args: argparse.Namespace) -> None:
         if not os.path.isdir(d):
             raise ValueError(f"--allow-dir {d!r} is not a directory; create it first or "
                              "give an existing one.")
-    os.environ[ENV_ALLOW_DIRS] = os.pathsep.join(FilePolicy(dirs).roots)
+    knobs.ALLOW_DIRS.export(FilePolicy(dirs).roots)

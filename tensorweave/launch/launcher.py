@@ -38,9 +38,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
+from tensorweave.base import knobs
 from tensorweave.launch.process import TaskProcess, describe_exit
 from tensorweave.launch.progress import (
-    PROGRESS_ENV,
     PROGRESS_PREFIX,
     ProgressDisplay,
     ProgressTracker,
@@ -181,7 +181,7 @@ class Launcher:
         env.update({"TF_CONFIG": self.topology.tf_config_json(task),
                     # Python tasks would otherwise buffer their output into late bursts.
                     "PYTHONUNBUFFERED": "1",
-                    PROGRESS_ENV: PROGRESS_PREFIX})
+                    **knobs.PROGRESS_PREFIX.setting(PROGRESS_PREFIX)})
         if self.options.task_env is not None:
             env.update(self.options.task_env(task))
         return env

@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tensorweave.base import knobs
 from tensorweave.distributed.topology import Task, Topology
 from tensorweave.launch.restart import NEVER, RestartPolicy, kubernetes_restart_policy
 
@@ -172,7 +173,7 @@ def _container(options: ManifestOptions, args: list[str], env: dict[str, str]
         container["args"] = args
     # In a pod, the task's own DNS name may not resolve yet when the server binds: listen
     # on every interface there (a "localhost" task on one machine stays on loopback).
-    all_env = {"TENSORWEAVE_BIND_ALL": "1", **options.env, **env}
+    all_env = {**knobs.BIND_ALL.setting(True), **options.env, **env}
     if all_env:
         container["env"] = [{"name": k, "value": v} for k, v in all_env.items()]
     container["ports"] = [{"name": "tfjob-port", "containerPort": options.port}]

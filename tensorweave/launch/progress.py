@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
@@ -28,10 +27,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import TextIO
 
+from tensorweave.base import knobs
+
 __all__ = ["PROGRESS_ENV", "PROGRESS_PREFIX", "ProgressDisplay", "ProgressTracker",
            "report_progress"]
 
-PROGRESS_ENV = "TENSORWEAVE_PROGRESS_PREFIX"
+PROGRESS_ENV = knobs.PROGRESS_PREFIX.name
 PROGRESS_PREFIX = "@tensorweave-progress "
 
 # "global step 120", "global_step: 120", and the LoggingTensorHook line that TF 1.x's
@@ -52,7 +53,7 @@ def report_progress(global_step: int, loss: float | None = None) -> None:
     Example:
         >>> report_progress(120, loss=0.31)  # prints nothing outside the launcher
     """
-    prefix = os.environ.get(PROGRESS_ENV)
+    prefix = knobs.PROGRESS_PREFIX.get()
     if not prefix:
         return
     payload: dict[str, float] = {"global_step": int(global_step)}

@@ -15,9 +15,9 @@ Example:
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from tensorweave.base import knobs
 from tensorweave.base.waits import DEFAULT_WAIT_SECS, Wait
 from tensorweave.framework import errors
 from tensorweave.framework.device import tasks_named
@@ -27,7 +27,7 @@ __all__ = ["DEADLINE_ENV", "DEFAULT_SESSION_DEADLINE_SECS", "MAX_RECOVERIES_IN_A
            "ClusterWait", "session_deadline_secs"]
 
 DEFAULT_SESSION_DEADLINE_SECS = DEFAULT_WAIT_SECS
-DEADLINE_ENV = "TENSORWEAVE_SESSION_DEADLINE_SECS"
+DEADLINE_ENV = knobs.SESSION_DEADLINE_SECS.name
 # A step that fails with a preemption error right after each fresh session is not a
 # preemption any more; stop re-creating sessions after this many in a row.
 MAX_RECOVERIES_IN_A_ROW = 5
@@ -44,16 +44,10 @@ def session_deadline_secs(config: Any = None) -> float:
     Raises:
         ValueError: if the environment variable is not a positive number.
     """
-    text = os.environ.get(DEADLINE_ENV)
-    if text is None:
+    value = knobs.SESSION_DEADLINE_SECS.read()
+    if value is None:
         ms = getattr(config, "operation_timeout_in_ms", 0) if config is not None else 0
         return ms / 1000.0 if ms and ms > 0 else DEFAULT_SESSION_DEADLINE_SECS
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise ValueError(f"{DEADLINE_ENV}={text!r} must be a number of seconds > 0.")
     return value
 
 

@@ -23,10 +23,10 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
 import time
 from typing import Any
 
+from tensorweave.base import knobs
 from tensorweave.base.waits import Backoff, Wait, wait_until
 from tensorweave.framework import errors
 from tensorweave.framework.graph import (
@@ -60,13 +60,13 @@ REPLICA_DONE_OPS = "tensorweave_replica_done_ops"
 # The optimizers whose chief, before closing its token queue, serves the other replicas.
 SYNC_OPTIMIZERS = "tensorweave_sync_replicas_optimizers"
 # How long a finished chief goes on serving replicas that are still training.
-SERVE_SECS_ENV = "TENSORWEAVE_SYNC_SERVE_SECS"
-DEFAULT_SERVE_SECS = 10.0
+SERVE_SECS_ENV = knobs.SYNC_SERVE_SECS.name
+DEFAULT_SERVE_SECS = knobs.SYNC_SERVE_SECS.default
 
 
 def serve_secs() -> float:
     """How long a finished chief serves the replicas still training (SERVE_SECS_ENV)."""
-    return float(os.environ.get(SERVE_SECS_ENV, DEFAULT_SERVE_SECS))
+    return knobs.SYNC_SERVE_SECS.get()
 
 
 class SyncReplicasOptimizer(Optimizer):

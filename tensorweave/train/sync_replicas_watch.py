@@ -28,33 +28,19 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from typing import Any
 
+from tensorweave.base import knobs
 from tensorweave.framework import errors
 
 log = logging.getLogger("tensorweave.sync_replicas")
 
-WARN_ENV = "TENSORWEAVE_SYNC_REPLICA_WARN_SECS"
-TIMEOUT_ENV = "TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS"
-DEFAULT_WARN_SECS = 10.0
-DEFAULT_TIMEOUT_SECS = 300.0
-
-
-def _env_secs(name: str, default: float, allow_zero: bool) -> float:
-    text = os.environ.get(name)
-    if text is None:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name}={text!r} must be a number of seconds "
-                         f"{'>= 0 (0: never)' if allow_zero else '> 0'}.")
-    return value
+WARN_ENV = knobs.SYNC_REPLICA_WARN_SECS.name
+TIMEOUT_ENV = knobs.SYNC_REPLICA_TIMEOUT_SECS.name
+DEFAULT_WARN_SECS = knobs.SYNC_REPLICA_WARN_SECS.default
+DEFAULT_TIMEOUT_SECS = knobs.SYNC_REPLICA_TIMEOUT_SECS.default
 
 
 def missing_replicas(step: int, names: Any, last_steps: Any, idle: Any, departed: Any,
@@ -87,8 +73,8 @@ class ReplicaWatch:
                  total_num_replicas: int, may_give_up: bool = True) -> None:
         self._fetches = [global_step, *status]
         self._need, self._total = replicas_to_aggregate, total_num_replicas
-        self.warn_secs = _env_secs(WARN_ENV, DEFAULT_WARN_SECS, allow_zero=False)
-        self._chief_give_up = _env_secs(TIMEOUT_ENV, DEFAULT_TIMEOUT_SECS, allow_zero=True)
+        self.warn_secs = knobs.SYNC_REPLICA_WARN_SECS.get()
+        self._chief_give_up = knobs.SYNC_REPLICA_TIMEOUT_SECS.get()
         self.give_up_secs = self._chief_give_up if may_give_up else 0.0
         self._tail = (f"the chief gives up after {self._chief_give_up:g} s ({TIMEOUT_ENV})"
                       if self._chief_give_up else f"the chief never gives up ({TIMEOUT_ENV}=0)")

@@ -2,7 +2,8 @@
 
 Off by default (any process that reaches a task's port may run graphs there,
 as in TF 1.x). A cluster opts in on every task and client alike, with these
-environment variables (or `Server(..., credentials=Credentials(...))`):
+environment variables (knobs of `tensorweave/base/knobs.py`; or
+`Server(..., credentials=Credentials(...))`):
 
     TENSORWEAVE_TLS_CA, TENSORWEAVE_TLS_CERT, TENSORWEAVE_TLS_KEY
         PEM files: the cluster CA, this process's certificate and its key. Every
@@ -34,16 +35,21 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tensorweave.base import knobs
 from tensorweave.framework import errors
 
 __all__ = ["CA_ENV", "CERT_ENV", "CLUSTER_NAME", "Credentials", "KEY_ENV", "NONE",
            "SERVER_NAME_ENV", "TOKEN_FILE_ENV", "default", "refused", "set_default"]
 
-CA_ENV = "TENSORWEAVE_TLS_CA"
-CERT_ENV = "TENSORWEAVE_TLS_CERT"
-KEY_ENV = "TENSORWEAVE_TLS_KEY"
-SERVER_NAME_ENV = "TENSORWEAVE_TLS_SERVER_NAME"
-TOKEN_FILE_ENV = "TENSORWEAVE_AUTH_TOKEN_FILE"
+# The variables' names, for messages and for the launcher that sets them.
+CA_ENV = knobs.TLS_CA.name
+CERT_ENV = knobs.TLS_CERT.name
+KEY_ENV = knobs.TLS_KEY.name
+SERVER_NAME_ENV = knobs.TLS_SERVER_NAME.name
+TOKEN_FILE_ENV = knobs.AUTH_TOKEN_FILE.name
+# In the order of `from_files`' arguments.
+_KNOBS = (knobs.TLS_CA, knobs.TLS_CERT, knobs.TLS_KEY, knobs.AUTH_TOKEN_FILE,
+          knobs.TLS_SERVER_NAME)
 CLUSTER_NAME = "tensorweave-cluster"
 _TLS_ENVS = (CA_ENV, CERT_ENV, KEY_ENV)
 _DIGEST_SALT = b"tensorweave-auth-v1\0"
@@ -137,9 +143,7 @@ class Credentials:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Credentials":
         """Credentials named by the TENSORWEAVE_TLS_* / TENSORWEAVE_AUTH_TOKEN_FILE variables."""
-        env = os.environ if environ is None else environ
-        return cls.from_files(env.get(CA_ENV), env.get(CERT_ENV), env.get(KEY_ENV),
-                              env.get(TOKEN_FILE_ENV), env.get(SERVER_NAME_ENV))
+        return cls.from_files(*(k.get(environ) for k in _KNOBS))
 
     def server_context(self) -> ssl.SSLContext:
         """TLS for accepting: our certificate, and the client's required and checked."""
@@ -198,8 +202,7 @@ def default() -> Credentials:
     with _lock:
         if _default:
             return _default[0]
-    names = (*_TLS_ENVS, TOKEN_FILE_ENV, SERVER_NAME_ENV)
-    key = tuple(os.environ.get(n) for n in names)
+    key = tuple(k.get() for k in _KNOBS)
     if not any(key[:4]):
         return NONE
     with _lock:

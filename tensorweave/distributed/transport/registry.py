@@ -25,15 +25,15 @@ Example:
 from __future__ import annotations
 
 import importlib
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from tensorweave.base import knobs
 from tensorweave.distributed.transport.base import Transport
 
 DEFAULT = "grpc"
-ENV = "TENSORWEAVE_TRANSPORT"
+ENV = knobs.TRANSPORT.name
 _OLD_NAMES = {"auto": DEFAULT}
 INPROCESS = "tensorweave.distributed.transport.inprocess:INPROCESS"
 UNIX = "tensorweave.distributed.transport.unix:UNIX"
@@ -84,7 +84,7 @@ def names() -> list[str]:
 
 def default_name() -> str:
     """TENSORWEAVE_TRANSPORT's protocol, else "grpc"."""
-    return resolve(os.environ.get(ENV, "").strip().lower() or DEFAULT, f"{ENV}=")
+    return resolve(knobs.TRANSPORT.get(), f"{ENV}=")
 
 
 def resolve(name: str | None, what: str = "protocol ") -> str:

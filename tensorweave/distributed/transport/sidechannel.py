@@ -33,8 +33,6 @@ __all__ = ["FLAG_TLS", "FLAG_TOKEN", "Refused", "accept_tls", "flags", "log_refu
 
 log = logging.getLogger("tensorweave.security")
 
-# A peer that stalls its handshake is dropped after this (TENSORWEAVE_HANDSHAKE_TIMEOUT_S).
-HANDSHAKE_TIMEOUT_S = limits.handshake_timeout_s()
 FLAG_TLS, FLAG_TOKEN = 1, 2  # what a side's credentials include, in a handshake byte
 DIGEST_BYTES = 32            # a token's SHA-256 digest
 _LOG_EVERY_S = 10.0
@@ -85,7 +83,7 @@ def accept_tls(conn: socket.socket, creds: Credentials, task: str, peer: str
                ) -> ssl.SSLSocket | None:
     """Server side of TLS on `conn`; None (logged, closed by the caller) when refused.
     The socket keeps the handshake's timeout until the caller has read what follows."""
-    conn.settimeout(HANDSHAKE_TIMEOUT_S)
+    conn.settimeout(limits.handshake_timeout_secs())  # TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS
     try:
         return creds.server_context().wrap_socket(conn, server_side=True)
     except (ssl.SSLError, OSError) as e:

@@ -12,7 +12,7 @@ import socket
 from typing import Any
 
 from tensorweave.distributed.transport.credentials import Credentials
-from tensorweave.distributed.transport import sidechannel
+from tensorweave.distributed.transport import limits
 from tensorweave.distributed.transport.sidechannel import (
     DIGEST_BYTES as _DIGEST, log_refused, recv_exactly as _recv_exactly)
 from tensorweave.distributed.transport.tcp import bulk
@@ -24,7 +24,8 @@ BULK_TOKEN_MAGIC = b"TWBULK\x00\x02"  # a bulk connection whose 32-byte digest f
 
 def check_bulk(conn: Any, first: bytes, creds: Credentials, task: str, peer: str) -> bool:
     """Whether a bulk connection that began with `first` (consumed) may pull."""
-    conn.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)  # a digest that never comes frees the thread
+    # A digest that never comes frees the thread (TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS).
+    conn.settimeout(limits.handshake_timeout_secs())
     try:
         digest = _recv_exactly(conn, _DIGEST) if first == BULK_TOKEN_MAGIC else b""
     except OSError:

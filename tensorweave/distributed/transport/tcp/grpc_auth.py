@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 
 from tensorweave.distributed.transport.tcp import bulk, bulk_auth
-from tensorweave.distributed.transport import sidechannel
+from tensorweave.distributed.transport import limits, sidechannel
 from tensorweave.distributed.transport.credentials import (
     SERVER_NAME_ENV, TLS_HINT, TOKEN_HINT, Credentials, refused)
 from tensorweave.framework import errors
@@ -145,7 +145,8 @@ def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpErr
     """Why a TLS call to `who` at host:port failed, when the credentials are the cause
     (a probe connection: TLS, then a bulk request for a token that does not exist)."""
     try:
-        raw = socket.create_connection((host, port), timeout=sidechannel.HANDSHAKE_TIMEOUT_S)
+        raw = socket.create_connection((host, port),
+                                       timeout=limits.handshake_timeout_secs())
     except OSError:
         return None  # nothing listens: the task is down, not refusing
     try:

@@ -14,7 +14,6 @@ three times as much per call, and steps make several calls.
 from __future__ import annotations
 
 import functools
-import os
 import struct
 from typing import Any, Callable, Iterator
 
@@ -22,6 +21,7 @@ import grpc
 import numpy as np
 from google.protobuf.message import DecodeError
 
+from tensorweave.base import knobs
 from tensorweave.distributed.protocol.methods import Method
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
 from tensorweave.distributed.protocol.tensor_wire_pb2 import TensorRequest
@@ -40,7 +40,7 @@ FETCH_METHOD = "FetchPayload"
 
 def bulk_enabled() -> bool:
     """Big tensors move over raw connections to the task port unless TENSORWEAVE_BULK=0."""
-    return os.environ.get("TENSORWEAVE_BULK", "1") != "0"
+    return knobs.BULK.get()
 
 
 def _identity(b: bytes) -> bytes:

@@ -242,8 +242,8 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _peek(conn: socket.socket, n: int) -> bytes:
     """The first `n` bytes of `conn` without consuming them (fewer at EOF); a client
-    that says nothing within TENSORWEAVE_HANDSHAKE_TIMEOUT_S is dropped (TimeoutError)."""
-    timeout = limits.handshake_timeout_s()
+    that says nothing within TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS is dropped (TimeoutError)."""
+    timeout = limits.handshake_timeout_secs()
     deadline = time.monotonic() + timeout
     conn.settimeout(timeout)
     try:

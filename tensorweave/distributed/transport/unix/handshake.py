@@ -19,7 +19,7 @@ import time
 from tensorweave.base.address import parse_host_port
 from tensorweave.distributed.transport.credentials import (
     TLS_HINT, TOKEN_HINT, Credentials, refused)
-from tensorweave.distributed.transport import sidechannel
+from tensorweave.distributed.transport import limits
 from tensorweave.distributed.transport.sidechannel import (
     DIGEST_BYTES as _DIGEST, FLAG_TLS, FLAG_TOKEN, Refused, flags as _flags, log_refused,
     reason, recv_exactly as _recv_exactly)
@@ -46,7 +46,7 @@ def unix_client_handshake(sock: socket.socket, creds: Credentials, address: str,
             certificate is not the cluster's.
         ConnectionError: the connection broke.
     """
-    sock.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)
+    sock.settimeout(limits.handshake_timeout_secs())
     sock.sendall(UNIX_HELLO + bytes([_flags(creds)]))
     server = _recv_exactly(sock, 1)[0]
     if server & FLAG_REFUSED:
@@ -73,7 +73,7 @@ def _client_tls(sock: socket.socket, creds: Credentials, address: str, who: str
     host = parse_host_port(address)[0]
     try:
         tls = creds.client_context().wrap_socket(sock, server_hostname=creds.server_name or host)
-        tls.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)
+        tls.settimeout(limits.handshake_timeout_secs())
         _recv_exactly(tls, 1)  # TLS 1.3: the server's verdict on our certificate
         return _plain(tls.unwrap())
     except ssl.SSLCertVerificationError as e:
@@ -94,7 +94,7 @@ def unix_server_handshake(sock: socket.socket, creds: Credentials, task: str
             handshake refusal), False when it sent a frame instead of a hello.
     """
     peer = _unix_peer(sock)
-    sock.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)
+    sock.settimeout(limits.handshake_timeout_secs())
     try:
         first = _peek(sock, len(UNIX_HELLO))
         if first != UNIX_HELLO:
@@ -123,7 +123,7 @@ def refuse_first_call(sock: socket.socket, creds: Credentials, task: str) -> Non
     """Answers a credential-less client's first call with UNAUTHENTICATED (its caller
     learns what to set), instead of a connection that just breaks."""
     try:
-        sock.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)
+        sock.settimeout(limits.handshake_timeout_secs())
         if shm.offered(sock):  # its shared-memory hello comes before its first frame
             shm.accept(sock)
         kind, _, _, ident, _ = HEAD.unpack(_recv_exactly(sock, HEAD.size))

@@ -89,7 +89,7 @@ class UnixListener:
             sock.close()
             return None
         try:  # the rings: a client's shared-memory hello comes first; this side answers it
-            sock.settimeout(sidechannel.HANDSHAKE_TIMEOUT_S)
+            sock.settimeout(limits.handshake_timeout_secs())
             in_ring = out_ring = None
             if shm.offered(sock):
                 in_ring = shm.accept(sock)
@@ -97,8 +97,8 @@ class UnixListener:
             sock.settimeout(None)
         except (OSError, ValueError) as e:
             log.warning("%s: dropped a same-host connection whose shared-memory set-up "
-                        "failed: %s (TENSORWEAVE_SHM_RING_MB=0 on the connecting task turns "
-                        "the rings off)", self.address, e)
+                        "failed: %s (%s=0 on the connecting task turns the rings off)",
+                        self.address, e, limits.ENV_SHM_RING_BYTES)
             sock.close()
             return None
         conn = _Conn(sock, out_ring, in_ring)

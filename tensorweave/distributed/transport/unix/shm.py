@@ -20,7 +20,7 @@ tensor that does not fit now (ring full, over half of it, or held by arrays
 someone keeps) goes in the frame as before, so the writer never waits.
 
 The memfd travels once per connection, with SCM_RIGHTS, in `offer`/`accept`
-right after the link's handshake; TENSORWEAVE_SHM_RING_MB (default 16; 0: off)
+right after the link's handshake; TENSORWEAVE_SHM_RING_BYTES (default 16 MiB; 0: off)
 sizes each direction's ring. Pages are touched only as the ring fills.
 
 Example:
