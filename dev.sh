@@ -19,8 +19,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 # The fast checks `test` runs before pytest (a few seconds; mypy keeps a cache):
-# import layers (contracts in pyproject.toml), ruff, mypy, TENSORWEAVE_* variables read only
-# by tensorweave/base/knobs.py, and docs/configuration.md generated from it.
+# import layers (contracts in pyproject.toml), ruff, mypy, sizes, ops/ modules, TENSORWEAVE_*
+# variables read only by tensorweave/base/knobs.py, docs/configuration.md generated from it.
 checks() {
   local out
   out=$(.venv/bin/lint-imports --no-logo --no-cache 2>&1) || { echo "$out"; return 1; }
