@@ -319,7 +319,7 @@ from tensorweave import image as image
 from tensorweave.image import random_crop as random_crop
 
 # --- map_fn, scan, foldl, foldr (one op each way, not a while_loop over stacked state) ---
-from tensorweave.ops.control_flow.functional_ops import (
+from tensorweave.higher_order import (
     foldl as foldl, foldr as foldr, map_fn as map_fn, scan as scan)
 
 # --- tf.print (PrintV2 of a StringFormat, as TF builds it) ---

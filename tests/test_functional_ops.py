@@ -5,7 +5,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
-from tensorweave.ops.control_flow.functional_ops import foldl, foldr, map_fn, scan
+from tensorweave.higher_order import foldl, foldr, map_fn, scan
 from tensorweave.testing.tf_gradient_checker import compute_gradient_error
 
 

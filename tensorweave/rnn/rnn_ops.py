@@ -6,7 +6,7 @@ final state is the state at the row's last valid step.
 
 dynamic_rnn without TensorArray: TF builds it as a while_loop writing each
 step's output into a TensorArray. Here the whole loop is one FunctionalScan op
-(the op behind tf.scan; see control_flow/functional_ops.py): the time-major
+(the op behind tf.scan; see ops/control_flow/scan_ops.py): the time-major
 inputs and a time index `range(T)` are the scanned elements, the flattened
 state is the carry and the cell's output is the per-step result, stacked into a
 buffer allocated once. T may be unknown when the graph is built. Its gradient
@@ -44,7 +44,7 @@ from tensorweave.ops.array.join_ops import concat
 from tensorweave.ops.array.sequence_ops import reverse, reverse_sequence
 from tensorweave.ops.array.shape_ops import reshape
 from tensorweave.ops.array.shape_ops import shape as _shape
-from tensorweave.ops.control_flow.functional_ops import _functional_scan
+from tensorweave.ops.control_flow.scan_ops import functional_scan
 from tensorweave.ops.math.binary_ops import greater_equal
 from tensorweave.ops.math.cwise_ops import cast
 from tensorweave.rnn import rnn_util as util
@@ -108,7 +108,7 @@ def _dynamic_loop(cell: Any, inputs: Any, flat: list[Tensor], state: Any,
         # The stacked outputs must be tensors of their own (an LSTM's h is also state).
         return new, [identity(o) for o in outs]
 
-    finals, stacked = _functional_scan("rnn_loop", step, init, flat + [time], False,
+    finals, stacked = functional_scan("rnn_loop", step, init, flat + [time], False,
                                        parallel_iterations, True, True)
     return [_with_static_time(_with_batch(o, flat[0]), flat[0]) for o in stacked], \
         out_struct[0], pack_sequence_as(state, finals)

@@ -1,5 +1,6 @@
-"""Higher-order functions over the first dimension: `tf.map_fn`, `tf.scan`,
-`tf.foldl` and `tf.foldr`.
+"""The FunctionalScan op that `tf.map_fn`, `tf.scan`, `tf.foldl` and `tf.foldr`
+(`tensorweave/higher_order.py`) and `dynamic_rnn` build on, its gradient op, and
+`functional_scan`, which builds one.
 
 Construction. TensorFlow builds these from a `tf.while_loop` that reads the
 elements from a TensorArray and writes the results into another one. Our
@@ -47,22 +48,18 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.func_graph import (FuncGraph, assert_same_structure, copy_func_body,
+from tensorweave.framework.func_graph import (FuncGraph, copy_func_body,
                                               flatten, func_graph_from_py_func,
-                                              pack_sequence_as, recording_view)
+                                              recording_view)
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import symbolic_gradients
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
-from tensorweave.ops.array.array_ops import concat, expand_dims, shape, stop_gradient
-from tensorweave.ops.array.core_ops import identity
-from tensorweave.ops.control_flow.assert_ops import Assert
+from tensorweave.ops.array.array_ops import stop_gradient
 from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
                                                _shapes_attr, _zeros_grad, replaying)
 from tensorweave.ops.control_flow.while_ops import _check_step, _shape_leq
-
-__all__ = ["map_fn", "scan", "foldl", "foldr"]
 
 # Per-step carries (and recorded random values) the forward op keeps for its gradient
 # op in the same step; keyed by id(op) like While's tapes.
@@ -230,6 +227,41 @@ def _scan_backward(ctx: Any, step: Any, init: list, elems: list, captures: list,
 scan_grad_op.no_gradient()
 
 
+def _grad_body(op: Operation, body_g: FuncGraph, carry_shapes: list[Any],
+               carry_index: list[int], out_index: list[int], elem_index: list[int],
+               capture_index: list[int]) -> FuncGraph:
+    """The body's gradient function, traced once: (body inputs, recorded values, output
+    grads) -> grads of the differentiable carries, elems and captures of one step."""
+    g = get_default_graph()
+    nc, ne = op.get_attr("N_init"), op.get_attr("N_elems")
+    recorded = recording_view(body_g).extra
+    n_in = len(body_g.inputs)
+    n_rec = len(recorded)
+    specs = [(t.dtype.base_dtype, t.shape) for t in body_g.inputs] + \
+        [(t.dtype.base_dtype, t.shape) for t in recorded] + \
+        [(body_g.outputs[c].dtype.base_dtype, s) for c, s in zip(carry_index, carry_shapes)] + \
+        [(body_g.outputs[nc + j].dtype.base_dtype, body_g.outputs[nc + j].shape)
+         for j in out_index]
+
+    def grad_body(*args: Any) -> list[Any]:
+        xs = list(args[:n_in])
+        outs = copy_func_body(body_g, xs,
+                              replace=dict(zip(recorded, args[n_in:n_in + n_rec])))
+        ys = [outs[c] for c in carry_index] + [outs[nc + j] for j in out_index]
+        wrt = [xs[c] for c in carry_index] + [xs[nc + e] for e in elem_index] + \
+            [xs[nc + ne + c] for c in capture_index]
+        ds = symbolic_gradients(ys, wrt, grad_ys=list(args[n_in + n_rec:]))
+        return [_densify(d) if d is not None else _zeros_grad(x) for d, x in zip(ds, wrt)]
+
+    body_grad = func_graph_from_py_func(body_g.name + "_grad", grad_body, specs, g)
+    if body_grad.captures:
+        names = [t.name for t, _ in body_grad.captures]
+        raise ValueError(f"Gradient body of {op.name!r} captured outer tensors {names}; "
+                         "this is a tensorweave bug, please report it")
+    body_grad._finish()
+    return body_grad
+
+
 @scan_op.gradient
 def _(op: Operation, *grads: Any) -> Any:
     body_g: FuncGraph = op.get_attr("body")
@@ -253,31 +285,8 @@ def _(op: Operation, *grads: Any) -> Any:
            [_densify(grads[nc + j]) if grads[nc + j] is not None
             else _zeros_grad(op.outputs[nc + j]) for j in out_index]
     g = get_default_graph()
-    recorded = recording_view(body_g).extra
-    n_in = len(body_g.inputs)
-    n_rec = len(recorded)
-    specs = [(t.dtype.base_dtype, t.shape) for t in body_g.inputs] + \
-        [(t.dtype.base_dtype, t.shape) for t in recorded] + \
-        [(body_g.outputs[c].dtype.base_dtype, init[c].shape) for c in carry_index] + \
-        [(body_g.outputs[nc + j].dtype.base_dtype, body_g.outputs[nc + j].shape)
-         for j in out_index]
-
-    def grad_body(*args: Any) -> list[Any]:
-        xs = list(args[:n_in])
-        outs = copy_func_body(body_g, xs,
-                              replace=dict(zip(recorded, args[n_in:n_in + n_rec])))
-        ys = [outs[c] for c in carry_index] + [outs[nc + j] for j in out_index]
-        wrt = [xs[c] for c in carry_index] + [xs[nc + e] for e in elem_index] + \
-            [xs[nc + ne + c] for c in capture_index]
-        ds = symbolic_gradients(ys, wrt, grad_ys=list(args[n_in + n_rec:]))
-        return [_densify(d) if d is not None else _zeros_grad(x) for d, x in zip(ds, wrt)]
-
-    body_grad = func_graph_from_py_func(body_g.name + "_grad", grad_body, specs, g)
-    if body_grad.captures:
-        names = [t.name for t, _ in body_grad.captures]
-        raise ValueError(f"Gradient body of {op.name!r} captured outer tensors {names}; "
-                         "this is a tensorweave bug, please report it")
-    body_grad._finish()
+    body_grad = _grad_body(op, body_g, [init[c].shape for c in carry_index], carry_index,
+                           out_index, elem_index, capture_index)
     wrt_inputs = [init[c] for c in carry_index] + [elems[e] for e in elem_index] + \
         [caps[c] for c in capture_index]
     grad_op = g.create_op("FunctionalScanGrad", [init, elems, caps, [op.outputs[0]], g_in], {
@@ -299,8 +308,12 @@ def _(op: Operation, *grads: Any) -> Any:
 StepFn = Callable[[list[Tensor], list[Tensor]], tuple[list[Any], list[Any]]]
 
 
-def _elems_flat(elems: Any, what: str) -> list[Tensor]:
-    """The elems' leaves as tensors; static ranks and first dimensions checked."""
+def flat_elems(elems: Any, what: str) -> list[Tensor]:
+    """The elems' leaves as tensors; static ranks and first dimensions checked.
+
+    Example:
+        >>> xs = flat_elems((a, {"b": b}), "tf.map_fn")   # [a, b]
+    """
     flat = [convert_to_tensor(e, name="elems") for e in flatten(elems)]
     if not flat:
         raise ValueError(f"{what}: elems must contain at least one tensor, got {elems!r}")
@@ -317,7 +330,13 @@ def _elems_flat(elems: Any, what: str) -> list[Tensor]:
     return flat
 
 
-def _static_len(elems_flat: Sequence[Tensor]) -> int | None:
+def static_length(elems_flat: Sequence[Tensor]) -> int | None:
+    """The elems' first dimension when some elem knows it statically, else None.
+
+    Example:
+        >>> static_length([tf.zeros([4, 2])])
+        4
+    """
     for e in elems_flat:
         if e.shape.ndims is not None:
             first = e.shape.as_list()[0]
@@ -326,13 +345,18 @@ def _static_len(elems_flat: Sequence[Tensor]) -> int | None:
     return None
 
 
-def _functional_scan(base: str, step_fn: StepFn, init_flat: list[Tensor],
+def functional_scan(base: str, step_fn: StepFn, init_flat: list[Tensor],
                      elems_flat: list[Tensor], reverse: bool, parallel_iterations: int,
                      back_prop: bool, infer_shape: bool) -> tuple[list[Tensor], list[Tensor]]:
     """Builds one FunctionalScan op; returns (final carries, stacked outputs).
 
     `step_fn(carries, slices)` returns (new carries, per-step outputs), flat
-    lists; it is traced once into the body.
+    lists; it is traced once into the body. `tf.map_fn`/`scan`/`foldl`/`foldr`
+    (`tensorweave/higher_order.py`) and `dynamic_rnn` build on it.
+
+    Example:
+        >>> finals, stacked = functional_scan("cumsum", lambda c, x: ([c[0] + x[0]],
+        ...     [c[0] + x[0]]), [tf.constant(0.0)], [xs], False, 10, True, True)
     """
     g = get_default_graph()
     nc = len(init_flat)
@@ -364,7 +388,7 @@ def _functional_scan(base: str, step_fn: StepFn, init_flat: list[Tensor],
     captures = [outer for outer, _ in body.captures]
     assert len(body.inputs) == n_args + len(captures)
     ctrl = [c for c in body.outer_control_inputs if c.graph is g]
-    n_static = _static_len(elems_flat)
+    n_static = static_length(elems_flat)
     stacked_shapes = [TensorShape([n_static]).concatenate(s) if infer_shape
                       else TensorShape(None) for s in step_shapes]
     out_dtypes = [t.dtype.base_dtype for t in body.outputs]
@@ -378,236 +402,3 @@ def _functional_scan(base: str, step_fn: StepFn, init_flat: list[Tensor],
     if not back_prop:
         outs = [stop_gradient(t) for t in outs]
     return outs[:nc], outs[nc:]
-
-
-def _check_callable(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise TypeError(f"{what}: fn must be callable, got {fn!r}")
-
-
-def _match_structure(expected: Any, got: Any, what: str, expected_name: str) -> list[Any]:
-    """`got` flattened after checking it is structured like `expected`."""
-    try:
-        assert_same_structure(expected, got, expected_name, "fn output")
-    except ValueError as e:
-        raise ValueError(f"{what}: {e}") from None
-    return flatten(got)
-
-
-def _split_first(elems_flat: list[Tensor], reverse: bool, what: str
-                 ) -> tuple[list[Tensor], list[Tensor]]:
-    """Without an initializer the first element (last with `reverse`) starts the
-    accumulator and the loop runs over the rest."""
-    n_static = _static_len(elems_flat)
-    if n_static == 0:
-        raise ValueError(f"{what}: elems must have at least one element when no initializer "
-                         "is given")
-    checks: list[Operation] = []
-    if n_static is None:
-        n = shape(elems_flat[0])[0]
-        checks = [Assert(n > 0, [f"{what}: elems must have at least one element when no "
-                                 "initializer is given"], name="nonempty")]
-    with get_default_graph().control_dependencies(checks):
-        if reverse:
-            return [e[-1] for e in elems_flat], [e[:-1] for e in elems_flat]
-        return [e[0] for e in elems_flat], [e[1:] for e in elems_flat]
-
-
-def _accumulator(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: bool,
-                 what: str, stack: bool, parallel_iterations: int, back_prop: bool,
-                 infer_shape: bool, name: str) -> Any:
-    """scan (stack=True) or fold (stack=False)."""
-    _check_callable(fn, what)
-    g = get_default_graph()
-    with g.name_scope(name) as scope:
-        base = scope.rstrip("/").rsplit("/", 1)[-1] if scope else name
-        elems_flat = _elems_flat(elems, what)
-        if initializer is None:
-            init_struct = elems
-            init_flat, loop_elems = _split_first(elems_flat, reverse, what)
-        else:
-            init_struct = initializer
-            init_flat = [convert_to_tensor(t, name="initializer") for t in flatten(initializer)]
-            if not init_flat:
-                raise ValueError(f"{what}: initializer must contain at least one tensor, got "
-                                 f"{initializer!r}")
-            loop_elems = elems_flat
-
-        def step(carry: list[Tensor], xs: list[Tensor]) -> tuple[list[Any], list[Any]]:
-            res = fn(pack_sequence_as(init_struct, carry), pack_sequence_as(elems, xs))
-            res_flat = _match_structure(init_struct, res, what,
-                                        "initializer" if initializer is not None else "elems")
-            res_flat = [convert_to_tensor(r) for r in res_flat]
-            # The stacked copy is its own tensor so the body's outputs stay distinct.
-            return res_flat, ([identity(r) for r in res_flat] if stack else [])
-
-        finals, stacked = _functional_scan(base, step, init_flat, loop_elems, reverse,
-                                           parallel_iterations, back_prop, infer_shape)
-        if not stack:
-            return pack_sequence_as(init_struct, finals)
-        if initializer is None:
-            # The initial accumulator is the first output (the last when reversed).
-            firsts = [expand_dims(t, 0) for t in init_flat]
-            stacked = [concat([s, f] if reverse else [f, s], 0)
-                       for s, f in zip(stacked, firsts)]
-        return pack_sequence_as(init_struct, stacked)
-
-
-# ==== public API =====================================================================
-def map_fn(fn: Callable[..., Any], elems: Any, dtype: Any = None,
-           parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
-           infer_shape: bool = True, name: str | None = None) -> Any:
-    """`tf.map_fn`: applies `fn` to each element of `elems` (unpacked along dim 0)
-    and stacks the results along dim 0.
-
-    Args:
-        fn: called once (traced) with one element: a tensor, or the structure of
-            `elems` with one slice of each tensor.
-        elems: a tensor or a (nested) list/tuple/dict of tensors, all with the same
-            first dimension.
-        dtype: the dtype structure of `fn`'s output when it differs from `elems`'
-            (needed whenever `fn` returns another structure or dtype).
-        parallel_iterations: accepted for TF compatibility; steps run in order.
-        back_prop: False stops gradients at the outputs.
-        swap_memory: accepted for TF compatibility (ignored).
-        infer_shape: give the outputs the static shape `[n] + fn's output shape`.
-        name: name scope of the ops (default "map").
-
-    Returns:
-        The stacked results, structured like `dtype` (or `elems`).
-
-    Raises:
-        TypeError: `fn` is not callable or returns another dtype than declared.
-        ValueError: elems are scalars, have different static first dimensions
-            (named), or `fn` returns another structure than `dtype`/`elems`.
-
-    Example:
-        >>> imgs = tf.zeros([8, 28, 28, 3])
-        >>> flipped = tf.map_fn(lambda img: tf.reverse(img, [1]), imgs)
-        >>> pos, neg = tf.map_fn(lambda x: (x, -x), tf.constant([1, 2]),
-        ...                      dtype=(tf.int32, tf.int32))
-    """
-    _check_callable(fn, "map_fn")
-    g = get_default_graph()
-    with g.name_scope(name or "map") as scope:
-        base = scope.rstrip("/").rsplit("/", 1)[-1] if scope else (name or "map")
-        elems_flat = _elems_flat(elems, "map_fn")
-        if dtype is None:
-            out_struct = pack_sequence_as(elems, [e.dtype.base_dtype for e in elems_flat])
-        else:
-            out_struct = dtype
-        out_dtypes = [_dt.as_dtype(d).base_dtype for d in flatten(out_struct)]
-
-        def step(carry: list[Tensor], xs: list[Tensor]) -> tuple[list[Any], list[Any]]:
-            res = fn(pack_sequence_as(elems, xs))
-            res_flat = _match_structure(out_struct, res, "map_fn",
-                                        "dtype" if dtype is not None else "elems")
-            res_flat = [convert_to_tensor(r, dtype=d) if not isinstance(r, Tensor) else r
-                        for r, d in zip(res_flat, out_dtypes)]
-            for r, d in zip(res_flat, out_dtypes):
-                if r.dtype.base_dtype != d:
-                    raise TypeError(f"map_fn: fn returned {r.name} of dtype "
-                                    f"{r.dtype.base_dtype.name} where {d.name} was expected; "
-                                    "pass `dtype` when fn's output dtypes differ from "
-                                    "elems'")
-            return [], res_flat
-
-        _, stacked = _functional_scan(base, step, [], elems_flat, False, parallel_iterations,
-                                      back_prop, infer_shape)
-        return pack_sequence_as(out_struct, stacked)
-
-
-def scan(fn: Callable[..., Any], elems: Any, initializer: Any = None,
-         parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
-         infer_shape: bool = True, reverse: bool = False, name: str | None = None) -> Any:
-    """`tf.scan`: the accumulator `a = fn(a, x)` after each element, stacked.
-
-    Without `initializer` the first element of `elems` (the last with
-    `reverse`) is the initial accumulator and also the first (last) output.
-
-    Args:
-        fn: `fn(accumulator, element) -> accumulator`, structured like
-            `initializer` (or `elems`), the element like `elems`.
-        elems: a tensor or (nested) structure of tensors, unpacked along dim 0.
-        initializer: the initial accumulator (a tensor or structure).
-        parallel_iterations: accepted for TF compatibility; steps run in order.
-        back_prop: False stops gradients at the outputs.
-        swap_memory: accepted for TF compatibility (ignored).
-        infer_shape: give the outputs the static shape `[n] + accumulator shape`.
-        reverse: scan from the last element to the first; output i is still the
-            accumulator after element i.
-        name: name scope of the ops (default "scan").
-
-    Returns:
-        The accumulators stacked along dim 0, structured like the accumulator.
-
-    Raises:
-        ValueError: no initializer and elems statically empty, mismatched first
-            dimensions, or `fn` changes the accumulator's structure or shape.
-        TypeError: `fn` changes the accumulator's dtype.
-
-    Example:
-        >>> tf.scan(lambda a, x: a + x, tf.constant([1, 2, 3]))  # [1, 3, 6]
-        >>> tf.scan(lambda a, x: a * x, tf.constant([1., 2., 3.]), reverse=True)  # [6, 6, 3]
-    """
-    return _accumulator(fn, elems, initializer, reverse, "scan", True, parallel_iterations,
-                        back_prop, infer_shape, name or "scan")
-
-
-def foldl(fn: Callable[..., Any], elems: Any, initializer: Any = None,
-          parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
-          name: str | None = None) -> Any:
-    """`tf.foldl`: folds `fn(accumulator, element)` over `elems` from the first
-    element; returns the final accumulator.
-
-    Args:
-        fn: `fn(accumulator, element) -> accumulator`.
-        elems: a tensor or (nested) structure of tensors, unpacked along dim 0.
-        initializer: the initial accumulator; without it, the first element.
-        parallel_iterations: accepted for TF compatibility; steps run in order.
-        back_prop: False stops gradients at the result.
-        swap_memory: accepted for TF compatibility (ignored).
-        name: name scope of the ops (default "foldl").
-
-    Returns:
-        The final accumulator, structured like `initializer` (or `elems`).
-
-    Raises:
-        ValueError: "elems must have at least one element when no initializer
-            is given" (statically; at run time an InvalidArgumentError), or `fn`
-            changes the accumulator's structure or shape.
-
-    Example:
-        >>> tf.foldl(lambda a, x: a + x, tf.constant([1, 2, 3]))  # 6
-    """
-    return _accumulator(fn, elems, initializer, False, "foldl", False, parallel_iterations,
-                        back_prop, True, name or "foldl")
-
-
-def foldr(fn: Callable[..., Any], elems: Any, initializer: Any = None,
-          parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
-          name: str | None = None) -> Any:
-    """`tf.foldr`: folds `fn(accumulator, element)` over `elems` from the last
-    element to the first; returns the final accumulator.
-
-    Args:
-        fn: `fn(accumulator, element) -> accumulator`.
-        elems: a tensor or (nested) structure of tensors, unpacked along dim 0.
-        initializer: the initial accumulator; without it, the last element.
-        parallel_iterations: accepted for TF compatibility; steps run in order.
-        back_prop: False stops gradients at the result.
-        swap_memory: accepted for TF compatibility (ignored).
-        name: name scope of the ops (default "foldr").
-
-    Returns:
-        The final accumulator, structured like `initializer` (or `elems`).
-
-    Raises:
-        ValueError: as `foldl`.
-
-    Example:
-        >>> tf.foldr(lambda a, x: a - x, tf.constant([1, 2, 3]), initializer=0)  # -6
-    """
-    return _accumulator(fn, elems, initializer, True, "foldr", False, parallel_iterations,
-                        back_prop, True, name or "foldr")
-
