@@ -3,11 +3,10 @@
 A checkpoint `<prefix>` owns `<prefix>.index`, `<prefix>.meta` and its data files:
 ours `<prefix>-00000-of-00002` (`checkpoint_format`), TF's
 `<prefix>.data-00000-of-00001` (`tensor_bundle`). Every file is written under a
-temporary name, fsync'd and renamed (`atomic_write`), the index last; the
+temporary name, fsync'd and renamed (`base.files.atomic_write`), the index last; the
 `checkpoint` state file, updated after that, is a save's commit point.
 
 Example:
-    >>> atomic_write("/tmp/train/model.ckpt-5.index", [b"..."])
     >>> rename_checkpoint_aside("/tmp/train/model.ckpt-5")
     ['/tmp/train/model.ckpt-5.damaged-1.index', ...]
 """
@@ -15,42 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+
+from tensorweave.base.files import fsync_dir
 
 _SUFFIX = r"(\.index|\.meta|-\d{5}-of-\d{5}|\.data-\d{5}-of-\d{5})"
-
-
-def fsync_dir(path: str) -> None:
-    """Makes renames inside directory `path` durable (no-op where unsupported)."""
-    try:
-        fd = os.open(path or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass   # some filesystems (and platforms) cannot fsync a directory
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: str, chunks: Iterable[bytes]) -> int:
-    """Writes `chunks` to `path` via a temporary name, fsync and rename; returns the size.
-
-    Readers (and a restart after a crash) see the old file or the whole new one,
-    never half of one.
-    """
-    tmp = f"{path}.tmp{os.getpid()}"
-    size = 0
-    with open(tmp, "wb") as f:
-        for c in chunks:
-            f.write(c)
-            size += len(c)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(os.path.dirname(path))
-    return size
 
 
 def checkpoint_files(prefix: str) -> list[str]:
@@ -66,7 +33,7 @@ def checkpoint_files(prefix: str) -> list[str]:
 
 
 def temp_leftovers(prefix: str) -> list[str]:
-    """Temporary files a save of `prefix` killed mid-write left behind (see `atomic_write`).
+    """Temporary files a save of `prefix` killed mid-write left behind (`base.files`).
 
     Also the files of TF-format sharded saves' `<prefix>_temp/` directory.
     """

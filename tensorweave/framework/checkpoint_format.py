@@ -14,7 +14,7 @@ A checkpoint `<prefix>` (e.g. "train/model.ckpt-100") is:
   shard is on disk: shard names and sizes plus the merged tensor entries. A
   checkpoint without a manifest does not exist; so a crash during a save leaves
   the previous checkpoint as the latest. Every file is written under a temporary
-  name, fsync'd and renamed (`checkpoint_files.atomic_write`); the `checkpoint`
+  name, fsync'd and renamed (`base.files.atomic_write`); the `checkpoint`
   state file, rewritten the same way after the manifest, is the commit point.
 
 Damage (a missing shard, a shard of the wrong size, a bad CRC) raises
@@ -43,8 +43,8 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_bundle as _tb
-from tensorweave.framework.checkpoint_files import (atomic_write, checkpoint_files,
-                                                    temp_leftovers)
+from tensorweave.base.files import atomic_write
+from tensorweave.framework.checkpoint_files import checkpoint_files, temp_leftovers
 from tensorweave.framework.tensor_bundle_reader import BundleReader, debug_string, not_found
 
 MAGIC, END = b"TWCKPT1\n", b"TWCKEND\n"

@@ -29,7 +29,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import sstable
-from tensorweave.framework.checkpoint_files import atomic_write, fsync_dir
+from tensorweave.base.files import atomic_write, fsync_dir
 from tensorweave.framework.proto import graph_pb2, tensor_bundle_pb2
 
 Slice = tuple[list[int], list[int]]   # (starts, lengths) within the full tensor
@@ -226,7 +226,7 @@ def write_bundle(prefix: str, tensors: list[tuple[str, np.ndarray, Any]],
         offset += len(data)
     header = tensor_bundle_pb2.BundleHeaderProto(num_shards=1)
     header.version.producer = 1
-    _atomic_write(data_filename(prefix, 0, 1), b"".join(chunks))
+    atomic_write(data_filename(prefix, 0, 1), chunks, make_dirs=True)
     _write_index(prefix, header, entries)
     return prefix
 
@@ -234,14 +234,7 @@ def write_bundle(prefix: str, tensors: list[tuple[str, np.ndarray, Any]],
 def _write_index(prefix: str, header: Any, entries: dict[bytes, Any]) -> None:
     items = [(b"", header.SerializeToString())]
     items += [(k, entries[k].SerializeToString()) for k in sorted(entries)]
-    _atomic_write(index_filename(prefix), sstable.build_table(items))
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    atomic_write(path, [data])   # temp name, fsync, rename, fsync the directory
+    atomic_write(index_filename(prefix), sstable.build_table(items), make_dirs=True)
 
 
 def merge_bundles(prefixes: list[str], merged_prefix: str, delete_old_dirs: bool = False

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.base.files import atomic_write
 from tensorweave.framework import checkpoint_files as _files
 from tensorweave.framework import checkpoint_format as _io
 from tensorweave.framework import errors
@@ -131,15 +132,9 @@ def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
 
 
 def _write_state(path: str, st: CheckpointState) -> None:
-    # The state file is the commit point of a save: temp name, fsync, rename, and
-    # fsync the directory, so after a crash it names either the old or the new checkpoint.
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(st.to_text())
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _files.fsync_dir(os.path.dirname(path))
+    # The state file is the commit point of a save: written atomically, so after a
+    # crash it names either the old or the new checkpoint.
+    atomic_write(path, st.to_text())
 
 
 def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:
