@@ -167,6 +167,12 @@ def test_declarations_follow_the_rules():
         knobs._declare("x", knobs.Bool("TENSORWEAVE_BULK", True, doc="again"))
 
 
+def test_session_deadline_default_is_the_one_wait_default(env):
+    from tensorweave.base.waits import DEFAULT_WAIT_SECS
+    from tensorweave.train.session_deadline import session_deadline_secs
+    assert knobs.SESSION_DEADLINE_SECS.default == DEFAULT_WAIT_SECS == session_deadline_secs()
+
+
 def test_configuration_doc_is_current_and_lists_every_knob():
     with open(gen_configuration_doc.DOC, encoding="utf-8") as f:
         text = f.read()

@@ -395,7 +395,7 @@ NOTIFY_JOB_DONE = _declare(_CLUSTER, Bool(
 SESSION_DEADLINE_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SESSION_DEADLINE_SECS", 60.0, minimum=0, exclusive=True,
     doc="How long creating or recovering a session may wait for unreachable tasks.",
-    default_doc="ConfigProto.operation_timeout_in_ms if set, else 60"))
+    default_doc="ConfigProto.operation_timeout_in_ms if set, else 60 (base.waits' default)"))
 SYNC_REPLICA_WARN_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SYNC_REPLICA_WARN_SECS", 10.0, minimum=0, exclusive=True,
     doc="A sync-replicas step waiting this long logs which replicas sent no gradient, "
