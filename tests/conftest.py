@@ -5,26 +5,30 @@ or ask for it as an argument):
     fresh_graph   resets the global default graph before the test (visible to threads)
     graph         a new `tf.Graph` installed as default for the test; yields it
 
-Clusters (every server on loopback, stopped after the test):
-    inprocess_cluster   ps + worker `Server`s in this process; yields (spec, servers)
-                        where servers maps (job, index) -> Server. 1 ps + 2 workers,
-                        or the shape of `@pytest.mark.cluster_shape(ps=1, workers=3)`.
-    local_cluster       1 ps + 2 worker server processes (module scope): a LocalCluster
-    net                 1 ps + 2 workers reached over each registered transport in turn
+Clusters (every server on loopback). The shape is 1 ps + 2 workers, or that of
+`@pytest.mark.cluster_shape(ps=2, workers=1)` on the test (or its module's pytestmark):
+    inprocess_cluster   new ps + worker `Server`s in this process, stopped after the test;
+                        yields (spec, servers) where servers maps (job, index) -> Server
+    local_cluster       server processes (a LocalCluster) started once per session and
+                        lent to each test with its state cleared (`cluster_pool.ClusterPool`:
+                        no variable, queue or table of an earlier test, no open session);
+                        a test may not kill or stop its tasks (start a LocalCluster of its
+                        own for that)
+    net                 the same, reached over each registered transport in turn
                         (`transport.registry.names()`: "grpc", "inprocess", "tcp", "unix";
-                        module scope, parametrised): one test body runs against every
-                        transport; `net.transport` names the current one
+                        parametrised, TENSORWEAVE_TRANSPORT set for the test): one test body
+                        runs against every transport; `net.transport` names the current one
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Iterator
 
 import pytest
 
 import tensorweave as tf
-from tensorweave.distributed.server import Server
-from tensorweave.testing.cluster import LocalCluster, cluster_dict, cluster_over, transports
+from tensorweave.distributed.transport import registry
+from tensorweave.testing.cluster import InProcessCluster, LocalCluster, transports
+from tensorweave.testing.cluster_pool import ClusterPool
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,17 +48,17 @@ def graph() -> Iterator[Any]:
         yield g
 
 
+def _shape(request: pytest.FixtureRequest) -> tuple[int, int]:
+    marker = request.node.get_closest_marker("cluster_shape")
+    shape = {"ps": 1, "workers": 2, **(marker.kwargs if marker else {})}
+    return shape["ps"], shape["workers"]
+
+
 @pytest.fixture
 def inprocess_cluster(request: pytest.FixtureRequest) -> Iterator[tuple[dict, dict]]:
-    marker = request.node.get_closest_marker("cluster_shape")
-    shape = {"ps": 1, "workers": 2}
-    shape.update(marker.kwargs if marker else {})
-    spec = cluster_dict(shape["ps"], shape["workers"])
-    servers = {(job, i): Server(spec, job_name=job, task_index=i)
-               for job in spec for i in range(len(spec[job]))}
-    yield spec, servers
-    for s in servers.values():
-        s.stop()
+    ps, workers = _shape(request)
+    with InProcessCluster(ps, workers, protocol=None) as c:  # the Server's default protocol
+        yield c.spec, dict(c.servers)
 
 
 @pytest.fixture
@@ -73,24 +77,26 @@ def flushed_messages(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, li
     return messages
 
 
-@pytest.fixture(scope="module")
-def local_cluster() -> Iterator[LocalCluster]:
-    """1 ps + 2 worker processes; sessions go to the workers' masters over gRPC."""
-    with LocalCluster(ps=1, workers=2) as lc:
-        yield lc
+@pytest.fixture(scope="session")
+def cluster_pool() -> Iterator[ClusterPool]:
+    """The clusters this session's tests share (see the module docstring)."""
+    pool = ClusterPool()
+    yield pool
+    pool.stop()
 
 
-@pytest.fixture(scope="module", params=transports())
-def net(request: pytest.FixtureRequest) -> Iterator[Any]:
+@pytest.fixture
+def local_cluster(request: pytest.FixtureRequest, cluster_pool: ClusterPool) -> LocalCluster:
+    """Server processes on the default transport, as a TF program's `Server`s get."""
+    ps, workers = _shape(request)
+    return cluster_pool.lend(registry.DEFAULT, ps, workers)
+
+
+@pytest.fixture(params=transports())
+def net(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
+        monkeypatch: pytest.MonkeyPatch) -> Any:
     """1 ps + 2 workers reached over one transport; this process's sessions use it too."""
-    old = os.environ.get("TENSORWEAVE_TRANSPORT")
-    os.environ["TENSORWEAVE_TRANSPORT"] = request.param
-    try:
-        with cluster_over(request.param, ps=1, workers=2) as c:
-            c.transport = request.param
-            yield c
-    finally:
-        if old is None:
-            os.environ.pop("TENSORWEAVE_TRANSPORT", None)
-        else:
-            os.environ["TENSORWEAVE_TRANSPORT"] = old
+    monkeypatch.setenv(registry.ENV, request.param)
+    c = cluster_pool.lend(request.param, *_shape(request))
+    c.transport = request.param
+    return c

@@ -12,7 +12,6 @@ import sys
 import pytest
 
 import tensorweave as tf
-from tensorweave.testing.cluster import LocalCluster
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IN_GRAPH = os.path.join(ROOT, "examples", "in_graph.py")
@@ -55,17 +54,18 @@ def test_in_graph_starts_its_own_cluster_and_reaches_95_percent(tmp_path):
     assert not any(_listening(a) for addrs in spec.values() for a in addrs), spec
 
 
-def test_in_graph_against_a_running_cluster_of_bare_servers(tmp_path):
-    with LocalCluster(ps=2, workers=2) as cluster:
-        ps, workers = (",".join(cluster.spec[j]) for j in ("ps", "worker"))
-        proc = _run([IN_GRAPH, f"--ps_hosts={ps}", f"--worker_hosts={workers}",
-                     "--train_steps=50", "--log_every=50", f"--logdir={tmp_path}"])
-        out = proc.stdout + proc.stderr
-        assert proc.returncode == 0, out[-3000:]
-        assert "global step 50, loss" in out
-        _test_accuracy(out)
-        # an existing cluster is left running
-        assert all(p.poll() is None for p in cluster.procs.values())
+@pytest.mark.cluster_shape(ps=2, workers=2)
+def test_in_graph_against_a_running_cluster_of_bare_servers(tmp_path, local_cluster):
+    cluster = local_cluster
+    ps, workers = (",".join(cluster.spec[j]) for j in ("ps", "worker"))
+    proc = _run([IN_GRAPH, f"--ps_hosts={ps}", f"--worker_hosts={workers}",
+                 "--train_steps=50", "--log_every=50", f"--logdir={tmp_path}"])
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "global step 50, loss" in out
+    _test_accuracy(out)
+    # an existing cluster is left running
+    assert all(p.poll() is None for p in cluster.procs.values())
 
 
 def test_in_graph_places_variables_on_ps_and_towers_on_workers():

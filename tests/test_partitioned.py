@@ -236,20 +236,20 @@ def test_nn_embedding_lookup_is_the_sharding_aware_one():
     assert tf.nn.embedding_lookup is embedding_lookup
 
 
-def test_sharded_embedding_training_on_a_local_cluster():
-    from tensorweave.testing.cluster import LocalCluster
-    with LocalCluster(ps=2, workers=1) as lc:
-        setter = replica_device_setter(cluster=lc.spec, worker_device="/job:worker/task:0")
-        with tf.device(setter):
-            v = get_variable("emb", initializer=FULL, partitioner=fixed_size_partitioner(2))
-            loss = tf.reduce_sum(embedding_lookup(v, [0, 10, 10], partition_strategy="div"))
-            train = tf.train.GradientDescentOptimizer(1.0).minimize(loss, var_list=list(v))
-            full = tf.convert_to_tensor(v)
-        assert [p.device for p in v] == ["/job:ps/task:0", "/job:ps/task:1"]
-        with tf.Session(lc.target("worker", 0)) as sess:
-            sess.run(tf.global_variables_initializer())
-            sess.run(train)
-            after = sess.run(full)
+@pytest.mark.cluster_shape(ps=2, workers=1)
+def test_sharded_embedding_training_on_a_local_cluster(local_cluster):
+    lc = local_cluster
+    setter = replica_device_setter(cluster=lc.spec, worker_device="/job:worker/task:0")
+    with tf.device(setter):
+        v = get_variable("emb", initializer=FULL, partitioner=fixed_size_partitioner(2))
+        loss = tf.reduce_sum(embedding_lookup(v, [0, 10, 10], partition_strategy="div"))
+        train = tf.train.GradientDescentOptimizer(1.0).minimize(loss, var_list=list(v))
+        full = tf.convert_to_tensor(v)
+    assert [p.device for p in v] == ["/job:ps/task:0", "/job:ps/task:1"]
+    with tf.Session(lc.target("worker", 0)) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        after = sess.run(full)
     expected = FULL.copy()
     expected[0] -= 1.0
     expected[10] -= 2.0

@@ -12,10 +12,9 @@ import time
 import pytest
 
 import tensorweave as tf
-from tensorweave.distributed.server import Server
 from tensorweave.framework import errors
 from tensorweave.runtime import update_gate
-from tensorweave.testing.cluster import cluster_dict
+from tensorweave.testing.cluster import InProcessCluster
 from tensorweave.train import checkpoint_management, save_retry
 from tensorweave.train.saver import Saver
 
@@ -59,9 +58,7 @@ def test_run_save_gives_a_clear_deadline_error_when_always_contended():
 
 
 def test_save_does_not_deadlock_with_a_step_waiting_on_an_earlier_task(tmp_path):
-    spec = cluster_dict(ps=2, workers=1)
-    servers = [Server(spec, job_name=j, task_index=i) for j in spec for i in range(len(spec[j]))]
-    try:
+    with InProcessCluster(ps=2, workers=1, protocol=None) as cluster:
         with tf.device("/job:ps/task:0"):
             v0 = tf.Variable(0.0, name="v0")
         with tf.device("/job:ps/task:1"):
@@ -79,7 +76,7 @@ def test_save_does_not_deadlock_with_a_step_waiting_on_an_earlier_task(tmp_path)
         with tf.device("/job:ps/task:1"):
             b1 = tf.assign_add(v1, a0 * 10.0)
         saver = Saver([v0, v1], sharded=True, pause_timeout_s=20)
-        worker = servers[-1]
+        worker = cluster.servers[("worker", 0)]
         with tf.Session(worker.target) as sess:
             sess.run(tf.global_variables_initializer())
             done = []
@@ -101,9 +98,6 @@ def test_save_does_not_deadlock_with_a_step_waiting_on_an_earlier_task(tmp_path)
             # raises DeadlineExceededError: nothing saved.
             assert saved and done == [11.0], (saved, done)
             final = sess.run([v0, v1])
-    finally:
-        for s in servers:
-            s.stop()
     got = [checkpoint_management.load_variable(saved[0], n) for n in ("v0", "v1")]
     # Whole steps per task: ps1 has both of the step's updates or neither.
     assert float(got[1]) in (0.0, 11.0), got

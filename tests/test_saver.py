@@ -9,7 +9,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.distributed.server import Server
 from tensorweave.framework import errors
-from tensorweave.testing.cluster import cluster_dict
+from tensorweave.testing.cluster import InProcessCluster, cluster_dict
 from tensorweave.train import checkpoint_management
 from tensorweave.state.partitioned_variables import SaveSliceInfo
 from tensorweave.train.saver import Saver
@@ -185,13 +185,8 @@ def test_partitioned_slices_restore_onto_other_partitioning(tmp_path):
 # ---- distributed ----------------------------------------------------------------
 @contextlib.contextmanager
 def _cluster(ps: int):
-    spec = cluster_dict(ps=ps, workers=1)
-    servers = [Server(spec, job_name=j, task_index=i) for j in spec for i in range(len(spec[j]))]
-    try:
-        yield next(s for s in servers if s.server_def.job_name == "worker")
-    finally:
-        for s in servers:
-            s.stop()
+    with InProcessCluster(ps=ps, workers=1, protocol=None) as cluster:
+        yield cluster.servers[("worker", 0)]
 
 
 def _vars_on(devices):

@@ -12,16 +12,13 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.distributed.server import Server
 from tensorweave.runtime import executor
-from tensorweave.testing.cluster import cluster_dict
+from tensorweave.testing.cluster import InProcessCluster
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 
 def test_recvs_arriving_together_answer_in_one_message(monkeypatch, flushed_messages):
-    spec = cluster_dict(ps=1, workers=1)
-    servers = [Server(spec, job_name=j, task_index=i) for j in spec for i in range(len(spec[j]))]
     pushes = flushed_messages
     real_wait = executor.Executor._wait
 
@@ -32,7 +29,7 @@ def test_recvs_arriving_together_answer_in_one_message(monkeypatch, flushed_mess
         time.sleep(0.02)
         return got
     monkeypatch.setattr(executor.Executor, "_wait", wait)
-    try:
+    with InProcessCluster(ps=1, workers=1, protocol=None) as cluster:
         with tf.device("/job:worker/task:0"):
             x = tf.placeholder(tf.float32, [3])
             # The worker's burst waits for the test's go, so the ps is already
@@ -44,7 +41,7 @@ def test_recvs_arriving_together_answer_in_one_message(monkeypatch, flushed_mess
             doubled = [tf.multiply(p, 2.0, name=f"doubled{k}") for k, p in enumerate(parts)]
         with tf.device("/job:worker/task:0"):
             total = tf.add_n(doubled)
-        with tf.Session(servers[-1].target) as sess:
+        with tf.Session(cluster.servers[("worker", 0)].target) as sess:
             result = []
             run = threading.Thread(
                 target=lambda: result.append(sess.run(total, {x: np.ones(3, np.float32)})))
@@ -54,9 +51,6 @@ def test_recvs_arriving_together_answer_in_one_message(monkeypatch, flushed_mess
             sess.run(go_q.enqueue(0.0))
             run.join(30)
             got = result[0]
-    finally:
-        for s in servers:
-            s.stop()
     np.testing.assert_allclose(got, [12.0, 12.0, 12.0])   # 2 * (3 + 0 + 1 + 2)
     to_worker = [names for src, dst, names in pushes if dst.startswith("/job:worker")]
     to_ps = [names for src, dst, names in pushes if dst.startswith("/job:ps")]

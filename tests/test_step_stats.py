@@ -13,7 +13,6 @@ import pytest
 import tensorweave as tf
 from tensorweave.client.timeline import Timeline, parse_label
 from tensorweave.framework.proto.config_pb2 import StepStats
-from tensorweave.testing.cluster import LocalCluster
 
 pytestmark = pytest.mark.usefixtures("graph")
 
@@ -156,18 +155,19 @@ def test_timeline_accepts_rpc_records_and_rejects_non_step_stats():
         Timeline("not stats")
 
 
-def test_distributed_trace_merges_every_task_and_links_send_to_recv():
-    with LocalCluster(ps=1, workers=1) as cluster:
-        with tf.device("/job:ps/task:0"):
-            v = tf.Variable(np.array([1.0, 2.0], np.float32), name="v")
-        with tf.device("/job:worker/task:0"):
-            y = tf.reduce_sum(v * 3.0, name="y")
-        md = tf.RunMetadata()
-        opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
-                             output_partition_graphs=True)
-        with tf.Session(cluster.target("worker", 0)) as sess:
-            sess.run(v.initializer)
-            assert sess.run(y, options=opts, run_metadata=md) == 9.0
+@pytest.mark.cluster_shape(ps=1, workers=1)
+def test_distributed_trace_merges_every_task_and_links_send_to_recv(local_cluster):
+    cluster = local_cluster
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(np.array([1.0, 2.0], np.float32), name="v")
+    with tf.device("/job:worker/task:0"):
+        y = tf.reduce_sum(v * 3.0, name="y")
+    md = tf.RunMetadata()
+    opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
+                         output_partition_graphs=True)
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        sess.run(v.initializer)
+        assert sess.run(y, options=opts, run_metadata=md) == 9.0
     devices = {d.device for d in md.step_stats.dev_stats}
     assert devices == {"/job:ps/replica:0/task:0/device:CPU:0",
                        "/job:worker/replica:0/task:0/device:CPU:0"}

@@ -180,22 +180,21 @@ def test_learning_rate_dtype_follows_the_initial_rate():
         tf.train.exponential_decay(1, step, 10, 0.5)
 
 
-def test_worker_reads_the_schedule_from_the_global_step_on_the_ps():
-    from tensorweave.testing.cluster import LocalCluster
-    with LocalCluster(ps=1, workers=2) as lc:
-        graph = tf.Graph()
-        with graph.as_default(), tf.device(
-                tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(lc.spec))):
-            step = tf.train.get_or_create_global_step()
-            lr = tf.train.exponential_decay(1.0, step, 10, 0.5, staircase=True)
-            set_step = tf.assign(step, 25)
-            init = tf.global_variables_initializer()
-        assert "/job:ps" in step.device
-        with tf.Session(lc.target("worker", 1), graph=graph) as other_worker:
-            other_worker.run(init)
-            other_worker.run(set_step)
-        with tf.Session(lc.target("worker", 0), graph=graph) as worker:
-            assert worker.run(lr) == pytest.approx(0.25)  # 0.5 ** (25 // 10)
+def test_worker_reads_the_schedule_from_the_global_step_on_the_ps(local_cluster):
+    lc = local_cluster
+    graph = tf.Graph()
+    with graph.as_default(), tf.device(
+            tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(lc.spec))):
+        step = tf.train.get_or_create_global_step()
+        lr = tf.train.exponential_decay(1.0, step, 10, 0.5, staircase=True)
+        set_step = tf.assign(step, 25)
+        init = tf.global_variables_initializer()
+    assert "/job:ps" in step.device
+    with tf.Session(lc.target("worker", 1), graph=graph) as other_worker:
+        other_worker.run(init)
+        other_worker.run(set_step)
+    with tf.Session(lc.target("worker", 0), graph=graph) as worker:
+        assert worker.run(lr) == pytest.approx(0.25)  # 0.5 ** (25 // 10)
 
 
 def test_cos_and_sin_ops_used_by_the_cosine_schedules():

@@ -224,22 +224,22 @@ def test_saver_restores_the_averages_into_the_model_variables(tmp_path):
         assert sess.run(step) == 7
 
 
-def test_averages_on_the_ps_are_shared_by_the_workers_of_a_cluster():
-    from tensorweave.testing.cluster import LocalCluster
-    with LocalCluster(ps=2, workers=2) as lc:
-        graph = tf.Graph()
-        with graph.as_default(), tf.device(
-                tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(lc.spec))):
-            w = tf.Variable(0.0, name="w")        # ps task 0
-            b = tf.Variable(0.0, name="b")        # ps task 1
-            ema = tf.train.ExponentialMovingAverage(0.5)
-            update = ema.apply([w, b])
-            set_wb = tf.group(w.assign(4.0), b.assign(8.0))
-            init = tf.global_variables_initializer()
-        assert ema.average(b).device == b.device and "/job:ps/task:1" in b.device
-        with tf.Session(lc.target("worker", 0), graph=graph) as worker0:
-            worker0.run(init)
-            worker0.run(set_wb)
-            worker0.run(update)
-        with tf.Session(lc.target("worker", 1), graph=graph) as worker1:
-            assert worker1.run([ema.average(w), ema.average(b)]) == [2.0, 4.0]
+@pytest.mark.cluster_shape(ps=2, workers=2)
+def test_averages_on_the_ps_are_shared_by_the_workers_of_a_cluster(local_cluster):
+    lc = local_cluster
+    graph = tf.Graph()
+    with graph.as_default(), tf.device(
+            tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(lc.spec))):
+        w = tf.Variable(0.0, name="w")        # ps task 0
+        b = tf.Variable(0.0, name="b")        # ps task 1
+        ema = tf.train.ExponentialMovingAverage(0.5)
+        update = ema.apply([w, b])
+        set_wb = tf.group(w.assign(4.0), b.assign(8.0))
+        init = tf.global_variables_initializer()
+    assert ema.average(b).device == b.device and "/job:ps/task:1" in b.device
+    with tf.Session(lc.target("worker", 0), graph=graph) as worker0:
+        worker0.run(init)
+        worker0.run(set_wb)
+        worker0.run(update)
+    with tf.Session(lc.target("worker", 1), graph=graph) as worker1:
+        assert worker1.run([ema.average(w), ema.average(b)]) == [2.0, 4.0]

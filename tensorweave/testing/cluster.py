@@ -166,6 +166,12 @@ class LocalCluster:
     def target(self, job: str, index: int) -> str:
         return f"grpc://{self.spec[job][index]}"
 
+    def alive(self) -> bool:
+        """Whether every task this cluster starts runs (none was killed or exited)."""
+        tasks = {(job, i) for job, addrs in self.spec.items() for i in range(len(addrs))}
+        return (set(self.procs) == tasks - self.in_process
+                and all(p.poll() is None for p in self.procs.values()))
+
     def stop(self) -> None:
         for key in list(self.procs):
             self.kill(*key)
@@ -188,11 +194,17 @@ def transports() -> list[str]:
 
 class InProcessCluster:
     """Every task of `spec` as a Server in this process, reaching each other by
-    `protocol` ("inprocess": directly, no RPC and no socket)."""
+    `protocol` ("inprocess": directly, no RPC and no socket; None: the Server's
+    default, as a TF program that names none gets).
+
+    Example:
+        >>> with InProcessCluster(ps=1, workers=2) as c:
+        ...     tf.Session(c.servers[("worker", 0)].target)
+    """
 
     def __init__(self, ps: int = 1, workers: int = 1,
                  spec: dict[str, list[str]] | None = None,
-                 protocol: str = "inprocess") -> None:
+                 protocol: str | None = "inprocess") -> None:
         self.spec = spec or cluster_dict(ps, workers)
         self.protocol = protocol
         self.servers: dict[tuple[str, int], Any] = {}
@@ -207,6 +219,10 @@ class InProcessCluster:
 
     def target(self, job: str, index: int) -> str:
         return f"grpc://{self.spec[job][index]}"
+
+    def alive(self) -> bool:
+        """Whether the servers are started and this object has not stopped them."""
+        return bool(self.servers)
 
     def stop(self) -> None:
         for server in self.servers.values():
