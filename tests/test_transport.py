@@ -9,6 +9,8 @@ helpers, and `import tensorweave` staying free of grpc.
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -113,6 +115,82 @@ def test_training_steps_over_the_transport(net):
         for _ in range(30):
             sess.run(train, {x: xs, y: ys})
         assert sess.run(loss, {x: xs, y: ys}) < first * 0.2
+
+
+def _replica(net, task, build):
+    """A worker's own graph (between-graph replication): variables on the ps by
+    replica_device_setter, ops on /job:worker/task:<task>; `build()` returns the model."""
+    g = tf.Graph()
+    with g.as_default(), tf.device(tf.train.replica_device_setter(
+            worker_device=f"/job:worker/task:{task}", cluster=tf.train.ClusterSpec(net.spec))):
+        return g, build()
+
+
+def test_between_graph_training_over_the_transport(net):
+    """Two workers, each its own graph and session, train the same ps variables."""
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=(32, 4)).astype(np.float32)
+    ys = (xs @ np.array([[1.0], [-2.0], [0.5], [3.0]], np.float32))
+
+    def model():
+        x = tf.placeholder(tf.float32, [None, 4])
+        y = tf.placeholder(tf.float32, [None, 1])
+        w = tf.get_variable("between_w", [4, 1], initializer=tf.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        return x, y, w, loss, tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    (g0, (x0, y0, w0, loss0, train0)), (g1, (x1, y1, w1, _, train1)) = [
+        _replica(net, i, model) for i in (0, 1)]
+    with tf.Session(net.target("worker", 0), graph=g0) as s0, \
+            tf.Session(net.target("worker", 1), graph=g1) as s1:
+        s0.run(w0.initializer)
+        first = s0.run(loss0, {x0: xs, y0: ys})
+        for _ in range(20):
+            s0.run(train0, {x0: xs, y0: ys})
+            s1.run(train1, {x1: xs, y1: ys})
+        np.testing.assert_array_equal(s0.run(w0), s1.run(w1))  # one set of variables
+        assert s0.run(loss0, {x0: xs, y0: ys}) < first * 0.05
+
+
+def test_sync_replicas_average_two_workers_over_the_transport(net):
+    """SyncReplicasOptimizer across the two workers: each step applies their average."""
+    def model():
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable([0.0], name="sync_w")
+        target = tf.placeholder(tf.float32, [1])
+        opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(1.0),
+                                             replicas_to_aggregate=2, total_num_replicas=2)
+        train = opt.minimize(tf.reduce_sum(tf.square(w - target)) / 2.0, global_step=step)
+        return opt, train, target, w, step
+    replicas = [_replica(net, i, model) for i in (0, 1)]
+    sessions, hooks, coord = [], [], tf.train.Coordinator()
+    for i, (g, (opt, *_)) in enumerate(replicas):
+        hook = opt.make_session_run_hook(is_chief=i == 0)
+        with g.as_default():
+            hook.begin()
+            init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
+        sess = tf.Session(net.target("worker", i), graph=g)
+        sess.run(init if i == 0 else init[1:])
+        hook.after_create_session(sess, coord)
+        sessions.append(sess)
+        hooks.append(hook)
+    try:
+        threads = [threading.Thread(target=sessions[i].run, args=(
+            replicas[i][1][1], {replicas[i][1][2]: [2.0 if i == 0 else 4.0]})) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        _, (_, _, _, w, step) = replicas[0]
+        deadline = time.monotonic() + 30  # the chief's queue runner applies the average
+        while sessions[0].run(step) < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sessions[0].run(step) == 1
+        np.testing.assert_allclose(sessions[0].run(w), [3.0])  # 0 - mean(0-2, 0-4)
+    finally:
+        hooks[0].end(sessions[0])
+        coord.request_stop()
+        for sess in sessions:
+            sess.close()
 
 
 # ---- the one choice point: protocols by name ---------------------------------------

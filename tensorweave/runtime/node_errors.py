@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from tensorweave.framework import errors
+from tensorweave.framework.device import device_task
 from tensorweave.framework.tensor import Operation
 
 _ARG_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError,
@@ -32,10 +33,22 @@ def node_error(op: Operation, exc: BaseException) -> errors.OpError:
         cls, msg = errors.InvalidArgumentError, _in_tf_terms(exc)
     else:
         cls, msg = errors.InternalError, f"{type(exc).__name__}: {exc}"
+    if cls is errors.DeadlineExceededError and op.type == "_Recv":
+        msg = f"{msg} {_awaited(op)}"  # a tensor that never came: say from where
     err = cls(None, exc.op if isinstance(exc, errors.OpError) and exc.op is not None else op,
               f"{msg}\n\t {where}")
     err.__cause__ = exc
     return err
+
+
+def _awaited(op: Operation) -> str:
+    """"It was waiting for T from TASK." for a _Recv (its Send's task, or device)."""
+    device = op.get_attr("send_device")
+    try:
+        source = device_task(device)
+    except ValueError:  # a device without a job: name it whole
+        source = device
+    return f"It was waiting for {op.get_attr('tensor_name')} from {source}."
 
 
 # numpy's text for element-wise operands that do not broadcast, e.g. "operands could
