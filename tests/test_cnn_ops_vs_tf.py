@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.nn import (
-    conv3d_ops, conv_wrappers, depthwise_ops, norm_ops, pool3d_ops, pool_argmax_ops)
+from tensorweave.nn_impl import conv_wrappers
+from tensorweave.ops.nn import conv3d_ops, depthwise_ops, norm_ops, pool3d_ops, pool_argmax_ops
 
 from cnn_reference_values import REF
 
