@@ -13,7 +13,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.ops.lookup.bucketize_ops import bucketize
 from tensorweave.ops.lookup.cross_ops import sparse_feature_cross
-from tensorweave.ops.lookup.fingerprint import fingerprint64, fingerprint_cat64
+from tensorweave.kernels.fingerprint import fingerprint64, fingerprint_cat64
 from tensorweave.ops.lookup.vocab_ops import vocabulary_lookup
 
 pytestmark = pytest.mark.usefixtures("graph")
@@ -130,7 +130,7 @@ def test_sparse_feature_cross_rejects_float_values():
 
 
 def test_fingerprints_remembered_up_to_a_bound(monkeypatch):
-    from tensorweave.ops.lookup import fingerprint
+    from tensorweave.kernels import fingerprint
     monkeypatch.setattr(fingerprint, "_CACHE", {})
     monkeypatch.setattr(fingerprint, "_CACHE_LIMIT", 3)
     words = np.array([b"a", b"b", b"a", b"c", b"d", b"e", b"a"], dtype=object)

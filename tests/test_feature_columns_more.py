@@ -14,7 +14,7 @@ import tensorweave as tf
 from tensorweave.feature_column.more_columns import (
     categorical_column_with_vocabulary_file, shared_embedding_columns,
     weighted_categorical_column)
-from tensorweave.ops.lookup.fingerprint import fingerprint64
+from tensorweave.kernels.fingerprint import fingerprint64
 
 fc = tf.feature_column
 

@@ -195,7 +195,7 @@ def test_segment_mean_and_sqrt_n_gradients_one_entry_a_segment_and_several():
 
 
 def test_string_to_hash_bucket_fast_repeated_values_across_bucket_counts():
-    from tensorweave.ops.lookup.fingerprint import fingerprint64
+    from tensorweave.kernels.fingerprint import fingerprint64
     words = tf.placeholder(tf.string, [None])
     a, b = tf.string_to_hash_bucket_fast(words, 10), tf.string_to_hash_bucket_fast(words, 7)
     with tf.Session() as sess:

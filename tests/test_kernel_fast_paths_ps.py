@@ -113,7 +113,7 @@ def test_the_identity_memo_takes_only_frozen_arrays_and_checks_identity():
 
 
 def test_fingerprints_of_known_values_match_each_value_hashed():
-    from tensorweave.ops.lookup import fingerprint
+    from tensorweave.kernels import fingerprint
     values = np.array([[b"alpha", "beta"], [b"", "u17"]], dtype=object)
     want = np.array([[fingerprint.fingerprint64(v) for v in row] for row in values],
                     dtype=np.uint64)

@@ -11,7 +11,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.contrib import lookup as tables  # every table name, as users reach them
 from tensorweave.ops.lookup import table_ops
-from tensorweave.ops.lookup.fingerprint import fingerprint64
+from tensorweave.kernels.fingerprint import fingerprint64
 from tensorweave.ops.lookup.vocab_ops import vocabulary_lookup
 
 pytestmark = pytest.mark.usefixtures("graph")

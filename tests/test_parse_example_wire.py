@@ -1,4 +1,4 @@
-"""ParseExample's wire-format fast path (ops/parsing/wire_batch.py) against the general
+"""ParseExample's wire-format fast path (kernels/wire_batch.py) against the general
 decoder: same arrays (dtype, shape, values) on every batch, the fast path taken on
 same-layout batches and declined (general decoder's results and errors) on others."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tensorweave.framework import dtypes as dt
 from tensorweave.framework import errors
 from tensorweave.framework.proto import example_pb2, feature_pb2
-from tensorweave.ops.parsing import example_kernel as k
+from tensorweave.kernels import example_kernel as k
 
 
 def _feature(value: Any) -> feature_pb2.Feature:

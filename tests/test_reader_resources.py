@@ -1,4 +1,4 @@
-"""TF1 readers as resources (ops/io/reader_resource.py): a read waits on its filename
+"""TF1 readers as resources (kernels/reader_resource.py): a read waits on its filename
 queue without holding a thread, threads sharing a reader get each record once, a
 closed session or a run deadline ends a blocked read, and a reader placed on a ps task
 keeps its place across the sessions of different workers.

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.lookup.fingerprint import hash_buckets
+from tensorweave.kernels.fingerprint import hash_buckets
 from tensorweave.ops.strings import string_ops as S
 
 pytestmark = pytest.mark.usefixtures("graph")

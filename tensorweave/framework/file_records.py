@@ -2,7 +2,7 @@
 
 What `tf.data.TextLineDataset` / `FixedLengthRecordDataset` (`data/text_readers.py`)
 and TF1's `TextLineReader` / `FixedLengthRecordReader` kernels
-(`ops/io/reader_sources.py`) read, with TF's semantics: "\r" dropped from lines, an
+(`kernels/reader_sources.py`) read, with TF's semantics: "\r" dropped from lines, an
 unterminated last line kept, a file whose body is not whole records an error naming
 the file (before any record when uncompressed, after the whole records when
 compressed). Compressed files go through the TFRecord reader's decompressing stream.
@@ -57,7 +57,7 @@ def read_lines(path: str, compression: str, chunk: int) -> Iterator[bytes]:
             yield tail
 
 
-# FixedLengthRecordDataset and the FixedLengthRecordReader (ops/io/reader_sources.py):
+# FixedLengthRecordDataset and the FixedLengthRecordReader (kernels/reader_sources.py):
 # `kind` names the caller in errors, `hop` > 0 starts records every `hop` bytes (they
 # overlap when hop < record, leave gaps when hop > record; 0 = back to back).
 _DATASET = "FixedLengthRecordDataset"

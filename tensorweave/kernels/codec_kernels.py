@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageSequence
 
-from tensorweave.ops.image import png16
+from tensorweave.kernels import png16
 
 __all__ = ["CodecError", "JpegDecodeFlags", "JpegEncodeFlags", "sniff", "decode_any",
            "decode_bmp_bytes", "encode_jpeg_bytes", "encode_png_bytes", "jpeg_shape"]

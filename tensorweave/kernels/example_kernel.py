@@ -13,7 +13,7 @@ from google.protobuf.message import DecodeError
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.proto import example_pb2
-from tensorweave.ops.parsing import wire_batch
+from tensorweave.kernels import wire_batch
 
 # Which list of a Feature holds each dtype's values.
 KIND = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.ops.data_flow.queue_resource import QueueResource
+from tensorweave.kernels.queue_resource import QueueResource
 from tensorweave.runtime.waiting import DONE, PENDING, Attempt, WaitingResource, run_attempt
 
 Later = list[Callable[[], None]]

@@ -23,7 +23,7 @@ from tensorweave.framework import file_access as _files
 from tensorweave.framework.tfrecord import compression_name, read_records
 from tensorweave.framework.file_records import (
     DEFAULT_BUFFER, compressed_records, plain_records, read_lines)
-from tensorweave.ops.io.reader_resource import ReaderResource
+from tensorweave.kernels.reader_resource import ReaderResource
 
 Records = Iterator[tuple[bytes, bytes]]
 # A TFRecord's framing around its payload: length (8), its CRC (4), payload CRC (4).

@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.proto import example_pb2
-from tensorweave.ops.parsing import example_kernel as _k
+from tensorweave.kernels import example_kernel as _k
 
 
 class SequenceSpecs(NamedTuple):

@@ -25,7 +25,7 @@ from tensorweave.framework.tensor_shape import (
 from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.array_util import shape_from_tensor
-from tensorweave.ops.array import slice_specs
+from tensorweave.kernels import slice_specs
 
 _pyslice = builtins.slice  # this module defines tf's `slice`
 _pyslice_type = builtins.slice

@@ -15,7 +15,7 @@ from tensorweave.ops.math import math_ops
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops.array.array_ops import zeros_like
 from tensorweave.ops.tensor_array.tensor_array_ops import zeros_flow
-from tensorweave.ops.tensor_array.value import REPLAYING
+from tensorweave.kernels.tensor_array_value import REPLAYING
 
 _pytuple = builtins.tuple  # control_flow_ops defines tf's `tuple`
 

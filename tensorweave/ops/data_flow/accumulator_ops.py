@@ -23,7 +23,7 @@ from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
-from tensorweave.ops.data_flow.accumulator_resource import (
+from tensorweave.kernels.accumulator_resource import (
     AccumulatorBase, DenseAccumulator, SparseAccumulator)
 from tensorweave.runtime.waiting import run_attempt
 from tensorweave.ops.math.math_ops import cast

@@ -18,7 +18,7 @@ from tensorweave.framework import errors
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.data_flow.queue_resource import (
+from tensorweave.kernels.queue_resource import (
     PaddingFIFOQueueResource, PriorityQueueResource, QueueResource, RandomShuffleQueueResource,
     private_queue_name)
 from tensorweave.runtime.waiting import run_attempt

@@ -22,7 +22,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.image import codec_kernels as _k
+from tensorweave.kernels import codec_kernels as _k
 
 __all__ = ["decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_jpeg", "decode_png",
            "extract_jpeg_shape"]

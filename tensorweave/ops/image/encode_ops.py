@@ -19,7 +19,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.image import codec_kernels as _k
+from tensorweave.kernels import codec_kernels as _k
 from tensorweave.ops.image.codec_ops import _run
 
 __all__ = ["encode_jpeg", "encode_png"]

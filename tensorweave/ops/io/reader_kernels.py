@@ -26,8 +26,8 @@ from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.framework.tfrecord import compression_name
-from tensorweave.ops.io.reader_resource import ReaderResource
-from tensorweave.ops.io.reader_sources import (
+from tensorweave.kernels.reader_resource import ReaderResource
+from tensorweave.kernels.reader_sources import (
     FixedLengthRecordReaderResource, IdentityReaderResource, TextLineReaderResource,
     TFRecordReaderResource, WholeFileReaderResource)
 

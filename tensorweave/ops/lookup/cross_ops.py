@@ -24,7 +24,7 @@ from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.lookup.fingerprint import fingerprints
+from tensorweave.kernels.fingerprint import fingerprints
 
 DEFAULT_HASH_KEY = 0xDECAFCAFFE  # TF's default for sparse_cross_hashed / crossed_column
 _INT64_MAX = (1 << 63) - 1

@@ -14,8 +14,8 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.lookup.fingerprint import hash_buckets
-from tensorweave.ops.lookup.siphash import legacy_hash_buckets, strong_hash_buckets
+from tensorweave.kernels.fingerprint import hash_buckets
+from tensorweave.kernels.siphash import legacy_hash_buckets, strong_hash_buckets
 
 # ---- StringToHashBucketFast -------------------------------------------------------------
 hash_bucket_op = define_op("StringToHashBucketFast", inputs=("input",),

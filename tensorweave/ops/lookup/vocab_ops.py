@@ -20,7 +20,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.lookup.fingerprint import fingerprint64
+from tensorweave.kernels.fingerprint import fingerprint64
 
 lookup_op = define_op("VocabularyLookup", inputs=("keys",),
                       attrs={"vocabulary": REQUIRED, "default_value": -1,

@@ -28,7 +28,7 @@ from tensorweave.ops.op_author import REQUIRED, OpDef, define_op
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.nn import range_samplers as rs
+from tensorweave.kernels import range_samplers as rs
 from tensorweave.ops.random.random_ops import _rng, get_seed
 
 __all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler",

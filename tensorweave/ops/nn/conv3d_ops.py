@@ -21,7 +21,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.nn.conv_ops import conv_family_gradients
 from tensorweave.ops.nn.nn_ops import check_float, create, same_dtype
-from tensorweave.ops.nn.window_geometry import WindowGeom, out_size
+from tensorweave.kernels.window_geometry import WindowGeom, out_size
 
 _CONV3D_ATTRS = {"strides": [1, 1, 1, 1, 1], "padding": "VALID", "data_format": "NDHWC",
                  "dilations": [1, 1, 1, 1, 1]}

@@ -22,7 +22,7 @@ from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.nn.nn_ops import check_float, create, same_dtype
-from tensorweave.ops.nn.window_geometry import (
+from tensorweave.kernels.window_geometry import (
     check_format, from_nhwc, from_nhwc_dims, known_out_size, nhwc_dims, out_size, pads,
     scatter_taps, spatial, to_nhwc, windows)
 from tensorweave.ops.array import array_ops

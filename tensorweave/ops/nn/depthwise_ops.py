@@ -36,7 +36,7 @@ from tensorweave.ops.nn.conv_ops import (
 from tensorweave.ops.nn.nn_ops import check_float, create, same_dtype
 from tensorweave.ops.array.shape_ops import shape as array_shape
 from tensorweave.ops.nn.space_to_batch_conv import with_space_to_batch
-from tensorweave.ops.nn.window_geometry import (
+from tensorweave.kernels.window_geometry import (
     check_format, from_nhwc, nhwc_dims, spatial, to_nhwc, windows_nd)
 
 _DW_ATTRS = {"strides": [1, 1, 1, 1], "padding": "VALID", "explicit_paddings": [],

@@ -23,7 +23,7 @@ from tensorweave.ops.nn.conv3d_ops import (
     check_format_3d, five, from_ndhwc, from_ndhwc_dims, ndhwc_dims, spatial3, to_ndhwc)
 from tensorweave.ops.nn.conv_ops import shape_of
 from tensorweave.ops.nn.nn_ops import check_float, create, same_shape
-from tensorweave.ops.nn.window_geometry import WindowGeom, out_size
+from tensorweave.kernels.window_geometry import WindowGeom, out_size
 
 _POOL3D_ATTRS = {"ksize": [1, 1, 1, 1, 1], "strides": [1, 1, 1, 1, 1], "padding": "VALID",
                  "data_format": "NDHWC"}

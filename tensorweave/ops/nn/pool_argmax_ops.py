@@ -24,7 +24,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.fill_ops import zeros_like
 from tensorweave.ops.nn.nn_ops import create, same_dtype
 from tensorweave.ops.nn.pool_ops import PoolGeom, pool_out_shape
-from tensorweave.ops.nn.window_geometry import spatial
+from tensorweave.kernels.window_geometry import spatial
 
 _ARGMAX_ATTRS = {"ksize": [1, 1, 1, 1], "strides": [1, 1, 1, 1], "Targmax": _dt.int64,
                  "padding": "VALID", "include_batch_in_index": False}

@@ -18,7 +18,7 @@ from tensorweave.framework.convert import constant, constant_value, convert_to_t
 from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.nn.window_geometry import (
+from tensorweave.kernels.window_geometry import (
     check_format, from_nhwc, from_nhwc_dims, known_out_size, nhwc_dims, out_size, pads,
     scatter_taps, spatial, taps, to_nhwc, windows)
 from tensorweave.ops.nn.nn_ops import check_float, create, same_dtype, same_shape

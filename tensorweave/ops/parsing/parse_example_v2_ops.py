@@ -19,7 +19,7 @@ from tensorweave.framework import errors
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.parsing import example_kernel as _k
+from tensorweave.kernels import example_kernel as _k
 
 parse_example_v2_op = define_op(
     "ParseExampleV2",

@@ -27,7 +27,7 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.array import shape_ops
-from tensorweave.ops.parsing import example_kernel as _k
+from tensorweave.kernels import example_kernel as _k
 from tensorweave.ops.parsing import parse_example_v2_ops as _v2  # noqa: F401 - registers
 from tensorweave.ops.sparse.sparse_merge import sparse_merge
 

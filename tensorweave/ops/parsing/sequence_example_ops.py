@@ -26,7 +26,7 @@ from tensorweave.ops.op_author import define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.parsing import sequence_example_kernel as _sk
+from tensorweave.kernels import sequence_example_kernel as _sk
 from tensorweave.ops.parsing.parsing_ops import (
     FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, check_dtype, dense_default)
 

@@ -1,8 +1,8 @@
 """`tf.TensorArray`: TF 1.x's graph-mode array of tensors written once per index.
 
 Each method builds an op on the array's `flow` (a variant scalar carrying the
-elements; see `value.py`) and the write-like methods return a NEW TensorArray on the
-op's output flow, as in TF: code must use the result (`ta = ta.write(i, x)`).
+elements; see `kernels/tensor_array_value.py`) and the write-like methods return a NEW
+TensorArray on the op's output flow, as in TF: code must use the result (`ta = ta.write(i, x)`).
 TensorArrays may be `tf.while_loop` variables (the loop carries their flows and hands
 the body and the caller TensorArrays again), and `tf.gradients` flows through
 read/write/gather/scatter/stack/unstack/concat/split.

@@ -1,5 +1,5 @@
 """The TensorArray ops: each takes a flow (a `variant` scalar holding a
-`TensorArrayValue`, see `value.py`) and returns a new flow or elements.
+`TensorArrayValue`, see `kernels/tensor_array_value.py`) and returns a new flow or elements.
 
 None has a TensorFlow name: TF 1.x's TensorArrayV3 family keeps the elements in a
 resource and passes a float flow; ours carry the elements in the flow, so
@@ -30,7 +30,7 @@ from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims, unknown_shape
 from tensorweave.ops.array.array_ops import expand_dims, reshape, squeeze
-from tensorweave.ops.tensor_array.value import TensorArrayValue, unwrap
+from tensorweave.kernels.tensor_array_value import TensorArrayValue, unwrap
 
 _SCALAR = TensorShape([])
 
@@ -142,7 +142,7 @@ def _check_read_dtype(v: TensorArrayValue, dtype: Any) -> TensorArrayValue:
     want = np.dtype(_dt.as_dtype(dtype).as_numpy_dtype)
     if want != v.dtype and not (want.kind in "OSU" and v.dtype.kind in "OSU"):
         from tensorweave.framework import errors
-        from tensorweave.ops.tensor_array.value import _dtname
+        from tensorweave.kernels.tensor_array_value import _dtname
         raise errors.InvalidArgumentError(
             None, None, f"TensorArray dtype is {_dtname(v.dtype)} but Op requested dtype "
             f"{_dtname(want)}.")
