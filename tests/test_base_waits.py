@@ -195,3 +195,19 @@ def test_a_chief_with_nothing_to_train_stops_telling_ps_tasks_after_the_default(
     assert clock.now - 1000.0 == DEFAULT_WAIT_SECS and len(told) > 2
     assert any("Gave up waiting for the 2 ps task(s) to hear that the job is done" in r.message
                and "stop them by hand" in r.message for r in caplog.records)
+
+
+def test_a_test_cluster_s_wait_for_a_server_names_the_address(tmp_path):
+    import subprocess
+    import sys
+
+    from tensorweave.distributed.topology import free_ports
+    from tensorweave.testing.cluster import _wait_listening
+    address = f"localhost:{free_ports(1)[0]}"   # nothing listens there
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with pytest.raises(TimeoutError, match=f"waiting for the server of {address} to listen"):
+            _wait_listening(address, proc, timeout=0.2, log_path=str(tmp_path / "log"))
+    finally:
+        proc.kill()
+        proc.wait()

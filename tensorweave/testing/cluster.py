@@ -17,11 +17,15 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Any
 
+from tensorweave.base.address import parse_host_port
+from tensorweave.base.waits import Backoff, Wait
 from tensorweave.distributed.topology import free_ports
 from tensorweave.distributed.transport import registry
+
+# Processes start and exit in tens of milliseconds to seconds: poll briskly.
+_PROCESS_POLL = Backoff(first=0.01, cap=0.05)
 
 
 def cluster_dict(ps: int, workers: int, extra: dict[str, int] | None = None
@@ -39,19 +43,20 @@ def _tail(path: str, n: int = 2000) -> str:
 
 def _wait_listening(address: str, proc: subprocess.Popen, timeout: float,
                     log_path: str = "") -> None:
-    host, port = address.rsplit(":", 1)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    port = parse_host_port(address)[1]
+    wait = Wait(f"for the server of {address} to listen", timeout, error=TimeoutError,
+                backoff=_PROCESS_POLL, hint=f"Its output: {log_path or 'not kept'}.")
+    while True:
         if proc.poll() is not None:
             err = _tail(log_path) if log_path else ""
             raise RuntimeError(f"Server process for {address} exited with code "
                                f"{proc.returncode} before listening:\n{err}")
         try:
-            with socket.create_connection(("127.0.0.1", int(port)), timeout=0.2):
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
         except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"Server for {address} did not start listening in {timeout}s")
+            pass
+        wait.pause()
 
 
 class LocalCluster:
@@ -152,10 +157,9 @@ class LocalCluster:
         and not restarted is left out. One still running after `timeout` seconds
         is killed and gets None.
         """
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and any(
-                p.poll() is None for p in list(self.procs.values())):
-            time.sleep(0.05)
+        wait = Wait("for the task processes to exit", timeout, backoff=_PROCESS_POLL)
+        while not wait.expired() and any(p.poll() is None for p in list(self.procs.values())):
+            wait.sleep()
         codes: dict[tuple[str, int], int | None] = {}
         for key, p in list(self.procs.items()):
             codes[key] = p.poll()

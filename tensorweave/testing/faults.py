@@ -193,7 +193,7 @@ class FaultInjector:
                         f"Fault {rec.fault} never came due: the job reached step {step} in "
                         f"{now - self._start:.0f}s.")
                 return
-            time.sleep(0.05)
+            self._stop.wait(0.05)  # the next step to check; join() stops it at once
 
     def _due(self, fault: Fault, step: int, now: float) -> bool:
         if fault.at_step is not None:
