@@ -4,10 +4,13 @@ this process. What the rest does about it: a late tensor only makes the step lat
 one ends the step with a deadline error that names the task; a lost status call is
 retried until the task answers; the session goes on after a lost step.
 """
+import threading
+
 import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.distributed import master_step
 from tensorweave.distributed.transport import registry
 from tensorweave.testing import lossy
 from tensorweave.testing.cluster import InProcessCluster
@@ -100,3 +103,40 @@ def test_dropping_a_call_that_has_no_timeout_is_refused_not_hung(lossy_cluster):
         peer.call("get_status", pb.GetStatusRequest())
     with pytest.raises(tf.errors.DeadlineExceededError, match=f"get_status to task {PS}"):
         peer.call("get_status", pb.GetStatusRequest(), timeout=0.2)
+
+
+def test_a_lost_run_graph_ends_the_step_at_its_deadline(lossy_cluster, monkeypatch):
+    """The ps never gets its part of the step: the master does not wait for that part
+    past the step's deadline (plus a grace), and the session goes on."""
+    monkeypatch.setattr(master_step, "RUN_GRAPH_GRACE_S", 0.5)
+    bias, x, out = _round_trip()
+    lost = lossy.Rule("call", match="run_graph", task=PS, drop=True, times=1)
+    config = tf.ConfigProto(operation_timeout_in_ms=1500)
+    with tf.Session(lossy_cluster.target("worker", 0), config=config) as sess:
+        sess.run(bias.initializer)
+        lossy.LOSSY.rules = [lost]
+        with pytest.raises(tf.errors.DeadlineExceededError, match=f"from {PS}"):
+            sess.run(out, {x: [1.0, 2.0]})
+        assert len(lost.hits) == 1
+        np.testing.assert_allclose(sess.run(out, {x: [1.0, 2.0]}), [12.0, 24.0])
+
+
+def test_an_unanswered_call_times_out_on_a_unix_link(lossy_cluster):
+    """The same-host link fails an async call nobody answers once its timeout passes."""
+    from tensorweave.distributed.protocol import service_pb2 as pb
+    from tensorweave.distributed.transport.unix import UNIX
+    worker = lossy_cluster.servers[("ps", 0)].worker
+    blocked, answered = threading.Event(), []
+    real = worker.get_status
+    worker.get_status = lambda req, tensors=(): (blocked.wait(10), real(req, tensors))[1]
+    try:
+        peer = UNIX.connect(lossy_cluster.spec["ps"][0], PS, "tensorweave.Worker")
+        done = threading.Event()
+        peer.call_async("get_status", pb.GetStatusRequest(), [],
+                        lambda resp, outs, err: (answered.append(err), done.set()), 0.3)
+        assert done.wait(5)
+        assert isinstance(answered[0], tf.errors.DeadlineExceededError)
+        assert f"get_status to task {PS} timed out" in str(answered[0])
+    finally:
+        blocked.set()
+        worker.get_status = real

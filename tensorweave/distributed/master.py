@@ -165,7 +165,7 @@ class MasterSession:
 
     def _abort(self, parts: list[Part], step_id: int, error: BaseException) -> None:
         code = error.error_code if isinstance(error, errors.OpError) else errors.ABORTED
-        message = getattr(error, "message", "") if isinstance(error, errors.CancelledError) else \
+        message = error.message if isinstance(error, errors.CancelledError) else \
             f"Step aborted because another task failed: {error}"
         req = pb.AbortStepRequest(step_id=step_id, code=code, message=message)
         for p in parts:

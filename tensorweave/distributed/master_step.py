@@ -21,6 +21,9 @@ from tensorweave.distributed.transport.base import Items, Peer
 from tensorweave.framework import errors
 
 Start = Callable[[Items], None]
+# How long past its deadline the master waits for a part's answer before it counts the
+# RunGraph as lost: the part itself gives up at the deadline and says which node waited.
+RUN_GRAPH_GRACE_S = 10.0
 
 
 class Part:
@@ -114,7 +117,8 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
     failed = False
     try:
         if local is None:  # nothing runs here: one part's call waits in this thread
-            resp, outs = inline.worker.call("run_graph", step.request(inline), tensors)
+            resp, outs = inline.worker.call("run_graph", step.request(inline), tensors,
+                                            step.call_timeout)
         else:
             resp, outs = local_worker.run_graph(step.request(inline), tensors,
                                                 outbox=deferred)
@@ -144,6 +148,9 @@ class _Step:
                  options: Any, metadata: Any, metadata_lock: Any) -> None:
         self.parts, self.feed_values, self.step_id = parts, feed_values, step_id
         self.timeout_ms = max(timeout_ms, 0)
+        # A step with a deadline never waits without bound for a part whose RunGraph (or
+        # its answer) was lost; one without waits as long as its ops do (as TF).
+        self.call_timeout = timeout_ms / 1000 + RUN_GRAPH_GRACE_S if timeout_ms > 0 else None
         self.trace = options is not None and options.trace_level > 0  # above NO_TRACE
         self.graphs = options is not None and options.output_partition_graphs
         self.abort, self.metadata, self.lock = abort, metadata, metadata_lock
@@ -171,7 +178,7 @@ class _Step:
     def start(self, p: Part, items: Items) -> None:
         """Issues `p`'s RunGraph (after `items`, Sends of this task's part for it)."""
         args = ("run_graph", self.request(p), [self.feed_values[n] for n in p.feeds],
-                lambda resp, outs, err: self.finished(p, resp, outs, err))
+                lambda resp, outs, err: self.finished(p, resp, outs, err), self.call_timeout)
         try:
             if items:
                 p.worker.push_and_call_async(self.step_id, items, *args)

@@ -61,7 +61,9 @@ class Peer(abc.ABC):
     @abc.abstractmethod
     def call_async(self, method: str, request: Any, tensors: Sequence[Any], done: Done,
                    timeout: float | None = None) -> None:
-        """Starts `method`; `done(response, tensors, error)` runs once when it ends."""
+        """Starts `method`; `done(response, tensors, error)` runs once when it ends, or
+        with DeadlineExceededError naming the task when no answer came within `timeout`
+        seconds (a peer that cannot lose a message, in-process, may ignore it)."""
 
     @abc.abstractmethod
     def push(self, step_id: int, items: Items) -> None:
@@ -69,7 +71,8 @@ class Peer(abc.ABC):
         once they are on their way (the arrays may be reused after that)."""
 
     def push_and_call_async(self, step_id: int, items: Items, method: str, request: Any,
-                            tensors: Sequence[Any], done: Done) -> None:
+                            tensors: Sequence[Any], done: Done,
+                            timeout: float | None = None) -> None:
         """`push(step_id, items)`, then `call_async(method, ...)`: the peer sees the
         tensors before the call. A failed push is reported to `done`."""
         try:
@@ -77,7 +80,7 @@ class Peer(abc.ABC):
         except BaseException as e:  # noqa: BLE001 - one outcome per call, through done
             done(None, [], e)
             return
-        self.call_async(method, request, tensors, done)
+        self.call_async(method, request, tensors, done, timeout)
 
     @abc.abstractmethod
     def close(self) -> None:

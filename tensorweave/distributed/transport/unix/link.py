@@ -11,12 +11,14 @@ Example:
 """
 from __future__ import annotations
 
+import heapq
 import itertools
 import logging
 import socket
 import sys
 import threading
-from typing import Any, Sequence
+import time
+from typing import Any, Callable, Sequence
 
 from tensorweave.base.address import address_key, same_host
 from tensorweave.distributed.protocol.methods import SERVICES
@@ -222,20 +224,34 @@ class UnixPeer(Peer):
     def call_async(self, method: str, request: Any, tensors: Sequence[Any], done: Done,
                    timeout: float | None = None) -> None:
         try:
-            self.start(method, request, tensors, done)
+            call_id = self.start(method, request, tensors, done)
         except errors.OpError as e:
             done(None, [], e)
+            return
+        self._expire(call_id, method, timeout)
 
     def push(self, step_id: int, items: list[tuple[str, Any]]) -> None:
         self._link.send(*self._push_frame(step_id, items))
 
     def push_and_call_async(self, step_id: int, items: list[tuple[str, Any]], method: str,
-                            request: Any, tensors: Sequence[Any], done: Done) -> None:
+                            request: Any, tensors: Sequence[Any], done: Done,
+                            timeout: float | None = None) -> None:
         """`push` then `call_async`, in one write (the peer reads both at one wake-up)."""
         try:
-            self.start(method, request, tensors, done, [self._push_frame(step_id, items)])
+            call_id = self.start(method, request, tensors, done,
+                                 [self._push_frame(step_id, items)])
         except errors.OpError as e:
             done(None, [], e)
+            return
+        self._expire(call_id, method, timeout)
+
+    def _expire(self, call_id: int, method: str, timeout: float | None) -> None:
+        """Fails call `call_id` with DeadlineExceededError if unanswered after `timeout`."""
+        if timeout is not None:
+            error = errors.DeadlineExceededError(
+                None, None, f"Call {method} to task {self.name} timed out after {timeout}s "
+                "(no answer: the task is stuck, or the request or its answer was lost)")
+            _EXPIRY.add(timeout, lambda: self._link.cancel({call_id}, error))
 
     def _push_frame(self, step_id: int, items: list[tuple[str, Any]]
                     ) -> tuple[int, int, int, int, bytes, list[Any]]:
@@ -248,6 +264,40 @@ class UnixPeer(Peer):
         if self._inflight:
             self._link.cancel(set(self._inflight), errors.CancelledError(
                 None, None, f"Call to task {self.name} cancelled: its client was closed"))
+
+
+class _Expiry:
+    """One thread that runs callbacks at their deadlines (call timeouts), not one per call."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._ids = itertools.count()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, after_s: float, fn: Callable[[], None]) -> None:
+        with self._wake:
+            heapq.heappush(self._heap, (time.monotonic() + after_s, next(self._ids), fn))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="tw-unix-expiry")
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    self._wake.wait(self._heap[0][0] - time.monotonic() if self._heap
+                                    else None)
+                _, _, fn = heapq.heappop(self._heap)
+            try:
+                fn()  # cancelling an answered call does nothing
+            except Exception:  # noqa: BLE001 - one failing callback must not stop the rest
+                log.exception("a call timeout's callback failed")
+
+
+_EXPIRY = _Expiry()
 
 
 class UnixTransport:
