@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
 README = ROOT / "README.md"
 QUICK_START = ["./dev.sh train", "./dev.sh test"]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
