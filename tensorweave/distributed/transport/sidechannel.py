@@ -23,12 +23,13 @@ import socket
 import ssl
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
+from tensorweave.base.waits import Backoff, Wait
 from tensorweave.distributed.transport import limits
 from tensorweave.distributed.transport.credentials import Credentials
 
-__all__ = ["FLAG_TLS", "FLAG_TOKEN", "Refused", "accept_tls", "flags", "log_refused",
+__all__ = ["FLAG_TLS", "FLAG_TOKEN", "Refused", "accept_tls", "flags", "log_refused", "peek",
            "reason", "recv_exactly", "recv_exactly_into"]
 
 log = logging.getLogger("tensorweave.security")
@@ -38,6 +39,8 @@ DIGEST_BYTES = 32            # a token's SHA-256 digest
 _LOG_EVERY_S = 10.0
 _last_logged: dict[tuple[str, str], float] = {}
 _log_lock = threading.Lock()
+# A message's first bytes are sent at once: the rest of them is milliseconds away.
+_PEEK_POLL = Backoff(first=0.001, cap=0.01)
 
 
 class Refused(Exception):
@@ -72,6 +75,25 @@ def recv_exactly(sock: Any, n: int) -> bytes:
     buf = bytearray(n)
     recv_exactly_into(sock, memoryview(buf))
     return bytes(buf)
+
+
+def peek(sock: Any, n: int, coming: Callable[[bytes], bool] = lambda data: True) -> bytes:
+    """The first `n` bytes on `sock` without consuming them: fewer at EOF, or once
+    `coming(data)` says the rest is not worth waiting for (not the message expected).
+
+    The rest of a message sent at once arrives within milliseconds; a peer that stops
+    part-way (a byte at a time: a slow loris) gets TimeoutError after
+    TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS instead of holding this thread.
+    """
+    wait = Wait(f"for the first {n} bytes of a connection", limits.handshake_timeout_secs(),
+                backoff=_PEEK_POLL, error=TimeoutError,
+                hint=f"The peer stopped part-way; {limits.ENV_HANDSHAKE_TIMEOUT_SECS} bounds "
+                "this wait.")
+    while True:
+        data = sock.recv(n, socket.MSG_PEEK)
+        if len(data) >= n or not data or not coming(data):
+            return data
+        wait.pause(f"{len(data)} of them arrived")
 
 
 def flags(creds: Credentials) -> int:

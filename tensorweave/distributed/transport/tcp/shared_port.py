@@ -33,7 +33,6 @@ import secrets
 import select
 import socket
 import threading
-import time
 from typing import Any
 
 from tensorweave.base.address import parse_host_port
@@ -243,19 +242,9 @@ def _listen(host: str, port: int) -> socket.socket:
 def _peek(conn: socket.socket, n: int) -> bytes:
     """The first `n` bytes of `conn` without consuming them (fewer at EOF); a client
     that says nothing within TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS is dropped (TimeoutError)."""
-    timeout = limits.handshake_timeout_secs()
-    deadline = time.monotonic() + timeout
-    conn.settimeout(timeout)
+    conn.settimeout(limits.handshake_timeout_secs())
     try:
-        while True:
-            data = conn.recv(n, socket.MSG_PEEK)
-            if len(data) >= n or not data:
-                return data
-            # HTTP/2's preface and our MAGIC are sent at once; wait for the rest, but
-            # not forever: a byte at a time (slow loris) would keep this loop spinning.
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{len(data)} of the first {n} bytes in {timeout:g} s")
-            time.sleep(0.001)
+        return sidechannel.peek(conn, n)  # HTTP/2's preface and our MAGIC: sent at once
     finally:
         conn.settimeout(None)
 

@@ -14,14 +14,13 @@ from __future__ import annotations
 import socket
 import ssl
 import struct
-import time
 
 from tensorweave.base.address import parse_host_port
 from tensorweave.distributed.transport.credentials import (
     TLS_HINT, TOKEN_HINT, Credentials, refused)
 from tensorweave.distributed.transport import limits
 from tensorweave.distributed.transport.sidechannel import (
-    DIGEST_BYTES as _DIGEST, FLAG_TLS, FLAG_TOKEN, Refused, flags as _flags, log_refused,
+    DIGEST_BYTES as _DIGEST, FLAG_TLS, FLAG_TOKEN, Refused, flags as _flags, log_refused, peek,
     reason, recv_exactly as _recv_exactly)
 from tensorweave.distributed.transport.unix import shm
 from tensorweave.distributed.transport.unix.framing import ERROR, HEAD, REQUEST, Conn
@@ -96,7 +95,8 @@ def unix_server_handshake(sock: socket.socket, creds: Credentials, task: str
     peer = _unix_peer(sock)
     sock.settimeout(limits.handshake_timeout_secs())
     try:
-        first = _peek(sock, len(UNIX_HELLO))
+        # not a hello: no need to wait for the rest
+        first = peek(sock, len(UNIX_HELLO), lambda data: UNIX_HELLO.startswith(data))
         if first != UNIX_HELLO:
             if creds.enabled:
                 log_refused(task, peer, "same-host connection without credentials")
@@ -162,16 +162,6 @@ def _plain(sock: socket.socket) -> socket.socket:
     plain = socket.socket(family, kind, fileno=sock.detach())
     plain.settimeout(timeout)  # also puts the descriptor back in the matching mode
     return plain
-
-
-def _peek(sock: socket.socket, n: int) -> bytes:
-    while True:
-        data = sock.recv(n, socket.MSG_PEEK)
-        if len(data) >= n or not data:
-            return data
-        if not data.startswith(UNIX_HELLO[:len(data)]):
-            return data  # not a hello: no need to wait for the rest
-        time.sleep(0.001)
 
 
 def _unix_peer(sock: socket.socket) -> str:

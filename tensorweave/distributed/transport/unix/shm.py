@@ -38,11 +38,12 @@ import os
 import socket
 import struct
 import threading
-import time
 import weakref
 from typing import Any
 
 import numpy as np
+
+from tensorweave.distributed.transport.sidechannel import peek
 
 __all__ = ["HELLO", "MIN_BYTES", "Ring", "accept", "offer", "offered"]
 
@@ -178,13 +179,8 @@ def offer(sock: socket.socket, capacity: int) -> Ring | None:
 def offered(sock: socket.socket) -> bool:
     """Whether the next bytes on `sock` are a hello (peeks; blocks until it can tell).
     A frame never starts like one: its first byte is its kind, 1 to 4."""
-    while True:
-        seen = sock.recv(len(HELLO), socket.MSG_PEEK)
-        if not seen or not HELLO.startswith(seen):
-            return False
-        if len(seen) == len(HELLO):
-            return True
-        time.sleep(0.001)  # part of a hello: the rest is on its way
+    # part of a hello: the rest is on its way (bounded by the handshake timeout)
+    return peek(sock, len(HELLO), lambda seen: HELLO.startswith(seen)) == HELLO
 
 
 def accept(sock: socket.socket) -> Ring | None:
