@@ -57,6 +57,19 @@ def test_jittered_backoff_stays_within_10_to_100_percent():
     assert jittered != nominal
 
 
+def test_the_nth_delay_and_a_huge_attempt_number_stay_at_the_cap():
+    policy = Backoff(1.0, 2.0, 30.0)
+    assert [policy.delay(n) for n in (1, 2, 3, 5, 6, 10_000)] == [1, 2, 4, 16, 30, 30]
+    assert list(itertools.islice(policy.delays(), 6)) == [policy.delay(n) for n in range(1, 7)]
+
+
+def test_launch_restart_back_off_is_the_same_policy():
+    from tensorweave.launch.restart import RestartPolicy
+    restart = RestartPolicy(backoff=0.5, backoff_max=3.0)
+    assert [restart.delay(n) for n in (1, 2, 3, 4, 50)] == \
+        [Backoff(0.5, 2.0, 3.0).delay(n) for n in (1, 2, 3, 4, 50)] == [0.5, 1, 2, 3, 3]
+
+
 @pytest.mark.parametrize("kwargs", [dict(first=-1), dict(factor=0.5), dict(first=2, cap=1)])
 def test_backoff_refuses_a_policy_that_shrinks_or_is_negative(kwargs):
     with pytest.raises(ValueError, match="first >= 0, factor >= 1 and cap >= first"):

@@ -27,6 +27,7 @@ Example:
 """
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 import time
@@ -55,7 +56,6 @@ class Backoff:
     processes retrying the same contended thing do not retry in step.
 
     Example:
-        >>> import itertools
         >>> list(itertools.islice(Backoff(0.1, 2.0, 0.5).delays(), 5))
         [0.1, 0.2, 0.4, 0.5, 0.5]
     """
@@ -71,10 +71,22 @@ class Backoff:
                              f"first={self.first}, factor={self.factor}, cap={self.cap}.")
 
     def delays(self) -> Iterator[float]:
-        delay = self.first
-        while True:
-            yield delay * random.uniform(0.1, 1.0) if self.jitter else delay
-            delay = min(delay * self.factor, self.cap)
+        """The delays before the 1st, 2nd, ... retry."""
+        return (self.delay(n) for n in itertools.count(1))
+
+    def delay(self, attempt: int) -> float:
+        """The delay before retry number `attempt` (1-based): first * factor**(attempt-1),
+        at most cap.
+
+        Example:
+            >>> Backoff(1.0, 2.0, 30.0).delay(3), Backoff(1.0, 2.0, 30.0).delay(99)
+            (4.0, 30.0)
+        """
+        try:
+            nominal = min(self.first * self.factor ** max(attempt - 1, 0), self.cap)
+        except OverflowError:  # factor**attempt beyond a float: long past the cap
+            nominal = self.cap
+        return nominal * random.uniform(0.1, 1.0) if self.jitter else nominal
 
 
 class Wait:

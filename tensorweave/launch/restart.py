@@ -37,6 +37,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from tensorweave.base.waits import Backoff
 from tensorweave.launch.process import describe_exit
 
 __all__ = ["CLEAN_EXIT_SETTLE_S", "POLICIES", "ROLES", "PendingRestart", "RestartBook",
@@ -141,7 +142,7 @@ class RestartPolicy:
 
     def delay(self, restart_number: int) -> float:
         """Seconds to wait before restart number `restart_number` (1-based) of a task."""
-        return min(self.backoff_max, self.backoff * 2.0 ** (restart_number - 1))
+        return Backoff(self.backoff, 2.0, self.backoff_max).delay(restart_number)
 
     def check_roles(self, roles: set[str]) -> None:
         """Refuses a policy for a role the cluster does not have (a typo, or a missing
