@@ -24,6 +24,7 @@ import sys
 import threading
 from typing import Any
 
+from tensorweave.base.address import parse_host_port
 from tensorweave.distributed.cluster import ClusterSpec
 from tensorweave.distributed.tf_config import parse_tf_config
 from tensorweave.framework import errors
@@ -129,7 +130,7 @@ def serve(cluster: ClusterSpec, job: str, index: int, bind_all: bool = False,
         server.stop()
     where = "every interface" if bind_all else cluster.task_address(job, index)
     log.info("%s listening on %s (port %s); target %s", server.task, where,
-             cluster.task_address(job, index).rsplit(":", 1)[1], server.target)
+             parse_host_port(cluster.task_address(job, index))[1], server.target)
     server.join()  # at the job's end it exits the process (code 0); returns after stop()
     server.stop()
     if got:

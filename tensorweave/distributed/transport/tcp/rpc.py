@@ -21,6 +21,7 @@ import grpc
 import numpy as np
 from google.protobuf.message import DecodeError
 
+from tensorweave.base.address import parse_host_port
 from tensorweave.base import knobs
 from tensorweave.distributed.protocol.methods import Method
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
@@ -262,7 +263,10 @@ class Client:
     def __init__(self, address: str, service_name: str, methods: list[Method],
                  peer_name: str | None = None, credentials: Credentials = NONE) -> None:
         self.address = address
-        self.host = address.rsplit(":", 1)[0].strip("[]")
+        try:
+            self.host, self._port = parse_host_port(address)
+        except ValueError:  # a gRPC target that is no host:port ("unix-abstract:...")
+            self.host, self._port = address, 0
         self.peer = peer_name or address
         self._creds = credentials
         self._metadata = grpc_auth.call_metadata(credentials)
@@ -299,9 +303,8 @@ class Client:
 
     def _error(self, e: grpc.RpcError) -> errors.OpError:
         """The call's error; a TLS connection that failed is probed for a refusal."""
-        if self._creds.tls and e.code() == grpc.StatusCode.UNAVAILABLE:
-            port = self.address.rsplit(":", 1)[1]
-            why = grpc_auth.diagnose(self.host, int(port), self._creds, self.peer)
+        if self._creds.tls and self._port and e.code() == grpc.StatusCode.UNAVAILABLE:
+            why = grpc_auth.diagnose(self.host, self._port, self._creds, self.peer)
             if why is not None:
                 return why
         return error_from_rpc(e, self.peer)

@@ -28,6 +28,7 @@ from typing import Any
 import grpc
 import numpy as np
 
+from tensorweave.base.address import parse_host_port
 from tensorweave.distributed.protocol.tensor_wire_pb2 import TensorHeader, TensorRequest
 from tensorweave.distributed.transport.tcp import bulk as bulk_mod
 from tensorweave.distributed.transport import codec
@@ -185,8 +186,8 @@ class TensorServer:
 
     def __init__(self, lookup: Lookup, address: str = "127.0.0.1:0", *, bulk: bool = False,
                  chunk_bytes: int = codec.DEFAULT_CHUNK_BYTES, max_workers: int = 8) -> None:
-        host = address.rsplit(":", 1)[0]
-        self.bulk = bulk_mod.BulkServer(host.strip("[]")) if bulk else None
+        host = parse_host_port(address)[0]
+        self.bulk = bulk_mod.BulkServer(host) if bulk else None
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers),
                                    options=GRPC_OPTIONS)
         self._server.add_generic_rpc_handlers(
@@ -214,7 +215,7 @@ class TensorClient:
     """
 
     def __init__(self, target: str, *, bulk: bool = True) -> None:
-        self.host = target.rsplit(":", 1)[0].strip("[]")
+        self.host = parse_host_port(target)[0]
         self.channel = grpc.insecure_channel(target, options=GRPC_OPTIONS)
         self._bulk = bulk_mod.BulkClient() if bulk else None
 
