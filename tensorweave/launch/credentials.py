@@ -8,7 +8,8 @@ real cluster (`tensorweave certs`), e.g. to put in a Kubernetes Secret.
 
 Certificates are EC P-256, valid for both server and client authentication
 (every task is both), with the task's host names as subject alternative names
-plus "localhost", 127.0.0.1 and ::1, and the fixed name `CLUSTER_NAME`, which
+plus the loopback names ("localhost", "ip6-localhost", 127.0.0.1 and ::1: see
+`base.address.LOOPBACK_NAMES`), and the fixed name `CLUSTER_NAME`, which
 `TENSORWEAVE_TLS_SERVER_NAME` can select so one certificate fits every task.
 
 Example:
@@ -36,6 +37,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from tensorweave.base.address import LOOPBACK_NAMES
 from tensorweave.distributed.topology import Task
 from tensorweave.distributed.transport.credentials import (
     CA_ENV, CERT_ENV, CLUSTER_NAME, KEY_ENV, SERVER_NAME_ENV, TOKEN_FILE_ENV, Credentials)
@@ -46,7 +48,7 @@ __all__ = ["CertificateAuthority", "LocalCredentials", "add_certs_parser", "add_
            "write_cluster_certificates"]
 
 _VALID_DAYS = 365
-_LOCAL_NAMES = ("localhost", "127.0.0.1", "::1", CLUSTER_NAME)
+_LOCAL_NAMES = (*sorted(LOOPBACK_NAMES), CLUSTER_NAME)  # base.address: one loopback set
 
 
 def _name(common_name: str) -> x509.Name:
