@@ -8,7 +8,10 @@ or ask for it as an argument):
 Clusters (every server on loopback). The shape is 1 ps + 2 workers, or that of
 `@pytest.mark.cluster_shape(ps=2, workers=1)` on the test (or its module's pytestmark):
     inprocess_cluster   new ps + worker `Server`s in this process, stopped after the test;
-                        yields (spec, servers) where servers maps (job, index) -> Server
+                        yields (spec, servers) where servers maps (job, index) -> Server.
+                        With `@pytest.mark.every_transport` the test runs once per
+                        registered transport, the servers built with `protocol=` it
+                        ("tcp" and "unix" cross real sockets even in one process)
     local_cluster       server processes (a LocalCluster) started once per session and
                         lent to each test with its state cleared (`cluster_pool.ClusterPool`:
                         no variable, queue or table of an earlier test, no open session);
@@ -34,6 +37,16 @@ from tensorweave.testing.cluster_pool import ClusterPool
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "cluster_shape(ps, workers): the shape of the inprocess_cluster fixture")
+    config.addinivalue_line(
+        "markers", "every_transport: run the test's inprocess_cluster over every registered "
+        "transport")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`every_transport` tests: one run per registered transport name (their servers')."""
+    if "inprocess_cluster" in metafunc.fixturenames and \
+            metafunc.definition.get_closest_marker("every_transport"):
+        metafunc.parametrize("inprocess_cluster", transports(), indirect=True)
 
 
 @pytest.fixture
@@ -57,7 +70,9 @@ def _shape(request: pytest.FixtureRequest) -> tuple[int, int]:
 @pytest.fixture
 def inprocess_cluster(request: pytest.FixtureRequest) -> Iterator[tuple[dict, dict]]:
     ps, workers = _shape(request)
-    with InProcessCluster(ps, workers, protocol=None) as c:  # the Server's default protocol
+    # The Server's default protocol, as a TF program that names none gets; or the
+    # every_transport run's.
+    with InProcessCluster(ps, workers, protocol=getattr(request, "param", None)) as c:
         yield c.spec, dict(c.servers)
 
 

@@ -17,7 +17,8 @@ import pytest
 
 import tensorweave as tf
 
-pytestmark = [pytest.mark.usefixtures("graph"), pytest.mark.cluster_shape(ps=2, workers=1)]
+pytestmark = [pytest.mark.usefixtures("graph"), pytest.mark.cluster_shape(ps=2, workers=1),
+              pytest.mark.every_transport]
 
 OPTIMIZERS = {
     "adagrad": lambda: tf.train.AdagradOptimizer(0.5),

@@ -7,7 +7,8 @@ import pytest
 
 import tensorweave as tf
 
-pytestmark = [pytest.mark.usefixtures("graph"), pytest.mark.cluster_shape(ps=1, workers=1)]
+pytestmark = [pytest.mark.usefixtures("graph"), pytest.mark.cluster_shape(ps=1, workers=1),
+              pytest.mark.every_transport]
 
 
 def _partitions(md):

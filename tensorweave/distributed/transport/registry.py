@@ -8,12 +8,15 @@ plus what a server of that protocol listens on:
 | name | links tried, in order | a server listens on |
 | --- | --- | --- |
 | `grpc` (default) | in-process, unix (this machine), tcp | unix socket + TCP port |
-| `tcp` | in-process, tcp (even for this machine's tasks) | unix socket + TCP port |
-| `unix` | in-process, unix (this machine's tasks only) | unix socket + TCP port |
+| `tcp` | tcp (every task, even this process's and this machine's) | unix socket + TCP port |
+| `unix` | unix (this machine's tasks only, this process's too) | unix socket + TCP port |
 | `inprocess` | in-process (servers of this process only) | nothing |
 
 Every socket protocol serves both sockets, so tasks (and clients) that use any of
-them reach it; the protocol decides how a task reaches the others. The environment
+them reach it; the protocol decides how a task reaches the others. `tcp` and `unix`
+name one wire and use it for every other task, servers of this process included
+(a test's in-process cluster then crosses real sockets); a task reaches its own
+worker directly whatever the protocol. The environment
 variable TENSORWEAVE_TRANSPORT names the protocol of servers built without one and
 of client sessions ("auto" is the old spelling of "grpc").
 
@@ -125,10 +128,12 @@ register("grpc", (INPROCESS, UNIX, TCP), True,
          "the default (TF's name): servers of this process called directly, this "
          "machine's tasks over Unix sockets (big tensors through shared-memory rings), "
          "other machines over gRPC on TCP (big tensors pulled raw on the same port)")
-register("tcp", (INPROCESS, TCP), True,
-         "gRPC on TCP for every task, this machine's too: what links between machines use")
-register("unix", (INPROCESS, UNIX), True,
-         "this machine's tasks only, over Unix sockets and shared-memory rings")
+register("tcp", (TCP,), True,
+         "gRPC on TCP for every task, this machine's and this process's too: what links "
+         "between machines use")
+register("unix", (UNIX,), True,
+         "this machine's tasks only (this process's too), over Unix sockets and "
+         "shared-memory rings")
 register("inprocess", (INPROCESS,), False,
          "servers of this process only, called directly; the server opens no socket")
 BUILT_IN = frozenset(_PROTOCOLS)
