@@ -7,8 +7,8 @@ back, and `DeferredStarts` (the local part's outbox) issues its RunGraph togethe
 with the first tensors for it. The runtime below only sees push/push_live/flushed.
 
 Example (what `MasterSession.run` does):
-    >>> values = run_parts(parts, feeds, step_id, timeout_ms, here=local_worker_task,
-    ...                    local_worker=server.worker, abort=session.abort)
+    >>> values = run_parts(parts, feed_values, step_id, timeout_ms, here=master.task,
+    ...                    local_worker=master.local_worker, abort=session._abort)
 """
 from __future__ import annotations
 
