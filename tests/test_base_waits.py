@@ -180,6 +180,23 @@ def test_session_creation_and_a_session_s_tasks_share_one_default(clock, monkeyp
     assert "task:0" not in text and "operation_timeout_in_ms" in text
 
 
+def test_one_rule_for_how_long_a_wait_for_the_cluster_lasts(clock, monkeypatch):
+    env = session_deadline.DEADLINE_ENV
+    monkeypatch.delenv(env, raising=False)
+    assert waits.cluster_wait_secs() == waits.cluster_wait_secs(0) == DEFAULT_WAIT_SECS
+    assert waits.cluster_wait_secs(2.5) == 2.5
+    monkeypatch.setenv(env, "7")   # the knob, when set, is the one answer
+    assert waits.cluster_wait_secs(2.5) == waits.cluster_wait_secs() == 7.0
+    assert session_deadline.session_deadline_secs(tf.ConfigProto(operation_timeout_in_ms=9)) \
+        == 7.0
+    master = SimpleNamespace(_alive=lambda task: False)
+    with pytest.raises(tf.errors.UnavailableError, match=f"deadline 7s.*{env}"):
+        MasterService.wait_for_tasks(master, ["/job:ps/replica:0/task:0"], 2.5)
+    monkeypatch.setenv(env, "soon")
+    with pytest.raises(ValueError, match=f"{env}='soon'"):
+        waits.cluster_wait_secs()
+
+
 def test_cluster_wait_names_the_tasks_and_how_to_wait_longer(clock):
     wait = ClusterWait("grpc://w0:2222", tf.ConfigProto(operation_timeout_in_ms=500))
     lost = tf.errors.UnavailableError(None, None, "/job:ps/replica:0/task:0 is down")

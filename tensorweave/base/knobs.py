@@ -394,7 +394,8 @@ NOTIFY_JOB_DONE = _declare(_CLUSTER, Bool(
     "`join()` then exits 0; 0 keeps TF's ps that never exits."))
 SESSION_DEADLINE_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SESSION_DEADLINE_SECS", 60.0, minimum=0, exclusive=True,
-    doc="How long creating or recovering a session may wait for unreachable tasks.",
+    doc="How long a session's steps, and creating or recovering a session, may wait for "
+        "unreachable tasks (base.waits.cluster_wait_secs).",
     default_doc="ConfigProto.operation_timeout_in_ms if set, else 60 (base.waits' default)"))
 SYNC_REPLICA_WARN_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SYNC_REPLICA_WARN_SECS", 10.0, minimum=0, exclusive=True,

@@ -12,8 +12,8 @@ Where the awaited thing is in this process, pass the `threading.Event` that mark
 to `Wait.pause` (or `wait_until`): the wait then ends when the event is set, not at
 the next poll.
 
-This module imports nothing of tensorweave, so it cannot know `tf.errors`: a caller
-chooses its error type with `error=` (a callable taking the message).
+This module imports nothing of tensorweave above `base`, so it cannot know `tf.errors`:
+a caller chooses its error type with `error=` (a callable taking the message).
 
 Example:
     >>> ready = threading.Event()
@@ -35,13 +35,35 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["DEFAULT_WAIT_SECS", "Backoff", "Wait", "WaitTimeout", "wait_until"]
+from tensorweave.base import knobs
+
+__all__ = ["DEFAULT_WAIT_SECS", "Backoff", "Wait", "WaitTimeout", "cluster_wait_secs",
+           "wait_until"]
 
 T = TypeVar("T")
 
 DEFAULT_WAIT_SECS = 60.0
 """How long a wait for the cluster lasts when nothing says otherwise (tf.Session's wait
 for its tasks, session creation and recovery): the README's "no unbounded waits"."""
+
+
+def cluster_wait_secs(timeout_s: float | None = None) -> float:
+    """How long a wait for the cluster's tasks lasts (a session's first steps, session
+    creation and recovery): `TENSORWEAVE_SESSION_DEADLINE_SECS` when set (the one knob
+    for these waits), else `timeout_s` (ConfigProto.operation_timeout_in_ms or the
+    step's own timeout) when > 0, else `DEFAULT_WAIT_SECS`.
+
+    Raises:
+        ValueError: the environment variable is not a number of seconds > 0.
+
+    Example:
+        >>> cluster_wait_secs(), cluster_wait_secs(2.5)
+        (60.0, 2.5)
+    """
+    value = knobs.SESSION_DEADLINE_SECS.read()
+    if value is not None:
+        return value
+    return timeout_s if timeout_s is not None and timeout_s > 0 else DEFAULT_WAIT_SECS
 
 
 class WaitTimeout(TimeoutError):

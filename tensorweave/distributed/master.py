@@ -17,7 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tensorweave.base.waits import DEFAULT_WAIT_SECS, Backoff, Wait
+from tensorweave.base import knobs
+from tensorweave.base.waits import Backoff, Wait, cluster_wait_secs
 from tensorweave.distributed.master_step import Part, run_parts
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.transport.base import Peer
@@ -237,12 +238,12 @@ class MasterService:
                 for i in self.tasks[j]]
 
     def wait_for_tasks(self, tasks: list[str], timeout_s: float | None) -> None:
-        """Blocks until every task answers GetStatus, for `timeout_s` (the step's
-        timeout) or else `DEFAULT_WAIT_SECS`; then UnavailableError naming the rest."""
-        wait = Wait("for the session's tasks to answer", timeout_s or DEFAULT_WAIT_SECS,
+        """Blocks until every task answers GetStatus, for `cluster_wait_secs(timeout_s)`
+        (the step's timeout unless the knob says); then UnavailableError naming the rest."""
+        wait = Wait("for the session's tasks to answer", cluster_wait_secs(timeout_s),
                     hint="Check that their servers are running and reachable at the "
                     "addresses in the ClusterSpec (or raise "
-                    "ConfigProto.operation_timeout_in_ms).",
+                    f"ConfigProto.operation_timeout_in_ms or {knobs.SESSION_DEADLINE_SECS.name}).",
                     # a step is waiting: notice a task within 0.25 s of its start
                     backoff=Backoff(cap=0.25), error=_unavailable, first_log_s=3.0)
         missing = list(tasks)

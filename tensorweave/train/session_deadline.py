@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.base import knobs
-from tensorweave.base.waits import DEFAULT_WAIT_SECS, Wait
+from tensorweave.base.waits import DEFAULT_WAIT_SECS, Wait, cluster_wait_secs
 from tensorweave.framework import errors
 from tensorweave.framework.device import tasks_named
 from tensorweave.train.hook_utils import log
@@ -39,16 +39,14 @@ def session_deadline_secs(config: Any = None) -> float:
 
     `TENSORWEAVE_SESSION_DEADLINE_SECS` when it is set (the one knob for this wait
     alone), else `config.operation_timeout_in_ms` when set (it also bounds each
-    step, as in TF), else 60.
+    step, as in TF), else 60: `base.waits.cluster_wait_secs`, the rule a session's
+    wait for its tasks follows too.
 
     Raises:
         ValueError: if the environment variable is not a positive number.
     """
-    value = knobs.SESSION_DEADLINE_SECS.read()
-    if value is None:
-        ms = getattr(config, "operation_timeout_in_ms", 0) if config is not None else 0
-        return ms / 1000.0 if ms and ms > 0 else DEFAULT_SESSION_DEADLINE_SECS
-    return value
+    ms = getattr(config, "operation_timeout_in_ms", 0) if config is not None else 0
+    return cluster_wait_secs(ms / 1000.0 if ms else None)
 
 
 class ClusterWait:
