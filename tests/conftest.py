@@ -33,13 +33,12 @@ from tensorweave.distributed.transport import registry
 from tensorweave.testing.cluster import InProcessCluster, LocalCluster, transports
 from tensorweave.testing.cluster_pool import ClusterPool
 
+import suite_markers
+from suite_markers import unit_guard  # noqa: F401  (an autouse fixture: found by its name here)
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "cluster_shape(ps, workers): the shape of the inprocess_cluster fixture")
-    config.addinivalue_line(
-        "markers", "every_transport: run the test's inprocess_cluster over every registered "
-        "transport")
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    suite_markers.apply(items)  # unit / cluster (markers in pyproject.toml)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -123,6 +123,7 @@ def test_unknown_device_is_a_clear_error(local_cluster):
             sess.run(c)
 
 
+@pytest.mark.slow
 def test_big_tensor_crosses_between_tasks(local_cluster):
     n = 64 * 1024 * 1024  # 256 MiB of float32
     with tf.device("/job:ps/task:0"):

@@ -32,6 +32,8 @@ def _cluster_args(logs, model_dir, *extra):
             *extra]
 
 
+@pytest.mark.cluster
+@pytest.mark.slow
 def test_estimator_sample_on_chief_ps_worker_and_evaluator(tmp_path):
     model_dir, logs, export_dir = tmp_path / "model", tmp_path / "logs", tmp_path / "export"
     proc = _launch(_cluster_args(logs, model_dir, f"--export_dir={export_dir}"))

@@ -58,6 +58,7 @@ def _assert_checkpoint_and_placement(ckpt_dir):
         assert parts == {"/job:ps/task:0", "/job:ps/task:1"}, (shard, devices)
 
 
+@pytest.mark.slow
 def test_async_with_the_seed_flags(tmp_path):
     result = run_seed_job(SCRIPT, ps=2, workers=2, extra=_flags(tmp_path), timeout=240)
     assert result.returncodes == {"ps0": 0, "ps1": 0, "worker0": 0, "worker1": 0}, \
@@ -68,6 +69,7 @@ def test_async_with_the_seed_flags(tmp_path):
     _assert_checkpoint_and_placement(tmp_path / "ckpt")
 
 
+@pytest.mark.slow
 def test_sync_under_tensorweave_launch(tmp_path):
     cmd = [sys.executable, "-m", "tensorweave", "launch", "--ps", "2", "--workers", "2",
            "--", sys.executable, SCRIPT, "--sync=true", *_flags(tmp_path)]

@@ -39,6 +39,8 @@ def _listening(address):
         return False
 
 
+@pytest.mark.cluster
+@pytest.mark.slow
 def test_in_graph_starts_its_own_cluster_and_reaches_95_percent(tmp_path):
     proc = _run([IN_GRAPH, "--train_steps=600", "--log_every=200", f"--logdir={tmp_path}"])
     out = proc.stdout + proc.stderr
@@ -54,6 +56,7 @@ def test_in_graph_starts_its_own_cluster_and_reaches_95_percent(tmp_path):
     assert not any(_listening(a) for addrs in spec.values() for a in addrs), spec
 
 
+@pytest.mark.slow
 @pytest.mark.cluster_shape(ps=2, workers=2)
 def test_in_graph_against_a_running_cluster_of_bare_servers(tmp_path, local_cluster):
     cluster = local_cluster

@@ -54,6 +54,7 @@ def _run_case(tmp_path, victim: str, mode: str, seed: int):
     return fault, injector.records[0], codes, lc, logs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("victim", sorted(VICTIMS))
 def test_kill_one_task_at_a_random_step_job_completes(tmp_path, victim, mode):

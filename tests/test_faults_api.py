@@ -47,6 +47,7 @@ def test_programs_must_name_jobs_of_the_cluster():
         LocalCluster(spec=cluster_dict(1, 1), programs={"chief": [sys.executable]})
 
 
+@pytest.mark.slow
 def test_kill_after_a_delay_and_restart_on_the_same_port():
     with LocalCluster(ps=1, workers=0, spec=cluster_dict(1, 0)) as lc:
         first = lc.procs[("ps", 0)].pid

@@ -372,6 +372,7 @@ def _batch(rng, n=64):
     return serialized, np.array(labels, np.float32)
 
 
+@pytest.mark.slow
 def test_wide_and_deep_with_new_columns_trains_from_parse_example(graph, tmp_path):
     tokens = _write(tmp_path, "tokens.txt", [f"t{i}" for i in range(6)])  # t6, t7: OOV
     words = _write(tmp_path, "words.txt", [f"w{i}" for i in range(6)])

@@ -181,6 +181,7 @@ def test_a_local_session_is_confined_when_the_environment_says(monkeypatch, dirs
 
 
 # ---- the issue's scenario, through a real cluster ------------------------------------
+@pytest.mark.slow
 def test_remote_client_cannot_make_the_ps_write_outside_its_roots(dirs):
     """A client that reaches the ps's port runs a Saver placed on /job:ps/task:0."""
     allowed, outside = dirs

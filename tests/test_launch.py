@@ -146,6 +146,7 @@ def test_failing_worker_stops_everything_and_is_reported(tmp_path, task_script):
     _assert_all_gone(pids)
 
 
+@pytest.mark.slow
 def test_ps_that_stays_is_stopped_after_grace(tmp_path, task_script):
     r = _run(tmp_path, "--ps", "1", "--workers", "1", "--ps-grace", "1", "--kill-grace", "2",
              "--", sys.executable, str(task_script), "ps_stays")
@@ -156,6 +157,7 @@ def test_ps_that_stays_is_stopped_after_grace(tmp_path, task_script):
     _assert_all_gone(_pids(tmp_path))
 
 
+@pytest.mark.slow
 def test_sigint_stops_every_task_and_exits_130(tmp_path, task_script):
     env = dict(os.environ, PID_DIR=str(tmp_path / "pids"))
     proc = subprocess.Popen(_launch_cmd("--ps", "1", "--workers", "2", "--kill-grace", "1",
@@ -180,6 +182,7 @@ def test_sigint_stops_every_task_and_exits_130(tmp_path, task_script):
     _assert_all_gone(pids)
 
 
+@pytest.mark.slow
 def test_missing_program_and_timeout(tmp_path, task_script):
     r = _run(tmp_path, "--workers", "1", "--", "/no/such/program-tw")
     assert r.returncode == 127 and "/no/such/program-tw" in r.stderr
@@ -209,6 +212,7 @@ def test_topology_refuses_flags_with_chief():
         topo.seed_flags(topo.tasks[0])
 
 
+@pytest.mark.slow
 def test_seed_trainer_runs_unchanged(tmp_path):
     r = _run(tmp_path, "--ps", "1", "--workers", "2", "--pass-flags", "--progress-interval",
              "0.2", "--", sys.executable, "examples/trainer.py", "--train_steps=60",

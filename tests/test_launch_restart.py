@@ -137,6 +137,7 @@ def test_backoff_doubles_up_to_its_cap_and_counts_per_task():
     assert always.pending["ps 0"].clean and always.pending["ps 0"].due == 5.0
 
 
+@pytest.mark.slow
 def test_restarts_used_up_fail_the_job_with_a_clear_message(tmp_path):
     r = _launch(tmp_path, "--ps", "1", "--workers", "2", "--restart", "worker=on-failure",
                 "--max-restarts", "2", "--restart-backoff", "0.1", "--kill-grace", "2",
@@ -154,6 +155,7 @@ def test_restarts_used_up_fail_the_job_with_a_clear_message(tmp_path):
     _assert_gone({p for pids in starts.values() for p in pids})
 
 
+@pytest.mark.slow
 def test_always_restarts_an_early_clean_exit_but_not_the_jobs_end(tmp_path):
     # The ps returns 0 while the workers still need it: restarted after the settle time.
     r = _launch(tmp_path, "--ps", "1", "--workers", "2", "--restart", "ps=always",
@@ -166,6 +168,7 @@ def test_always_restarts_an_early_clean_exit_but_not_the_jobs_end(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_always_does_not_restart_a_finished_job(tmp_path):
     # The ps exits 0 before the workers (the chief told it the job is done): the job
     # ends within the settle time, so nothing is restarted.
@@ -194,6 +197,7 @@ def _job_of(pid: int) -> str | None:
     return json.loads(env[b"TF_CONFIG"])["task"]["type"] if b"TF_CONFIG" in env else None
 
 
+@pytest.mark.slow
 def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path):
     """`--restart on-failure`: SIGKILL the ps at global step >= 100 of 600; the launcher
     restarts it on its port, the workers re-create their sessions, the chief restores

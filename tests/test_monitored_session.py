@@ -285,6 +285,7 @@ def test_chief_writes_summaries_and_step_rate(graph, tmp_path):
     assert "global_step/sec" in steps_by_tag
 
 
+@pytest.mark.slow
 def test_recovers_when_a_ps_process_restarts(tmp_path):
     """A real ps process is killed and restarted mid-training: the chief's next step
     fails with UnavailableError/AbortedError, the session is re-created from the last

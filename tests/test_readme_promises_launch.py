@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # A valid between-graph program that uses a plain tf.Session: nobody tells the ps
@@ -48,6 +50,7 @@ def _launch(tmp_path: Path, program: str, *flags: str) -> subprocess.CompletedPr
                           check=False, env=dict(os.environ))
 
 
+@pytest.mark.slow
 def test_plain_session_program_exits_0_although_the_ps_is_stopped(tmp_path):
     # Beyond TF 1.x's launchers: a ps that never exits is stopped after --ps-grace and
     # reported, and the job still succeeds because every worker did.

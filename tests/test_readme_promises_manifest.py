@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tensorweave.distributed.topology import free_ports
@@ -123,12 +124,16 @@ def _check_trained(results: dict) -> None:
     assert "worker 1: done" in results[("worker", 1)][1], report
 
 
+@pytest.mark.cluster
+@pytest.mark.slow
 def test_readme_tfjob_runs_with_the_operators_tf_config(tmp_path):
     (tfjob,) = _render(tmp_path)  # the README's command: a TFJob by default
     assert tfjob["kind"] == "TFJob"
     _check_trained(_run_tasks(_on_loopback(_operator_tf_configs(tfjob)), tmp_path))
 
 
+@pytest.mark.cluster
+@pytest.mark.slow
 def test_readme_plain_jobs_run_with_their_own_tf_config(tmp_path):
     docs = _render(tmp_path, "--kind", "plain")
     _check_trained(_run_tasks(_on_loopback(_plain_tf_configs(docs)), tmp_path))

@@ -53,6 +53,7 @@ def test_listening_tcp_ports_sees_a_second_port():
         assert {a.getsockname()[1], b.getsockname()[1]} <= ports
 
 
+@pytest.mark.slow
 def test_one_tcp_port_per_task_after_big_tensors_over_grpc(monkeypatch, graph):
     monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "tcp")  # this process's connections too
     monkeypatch.delenv("TENSORWEAVE_BULK", raising=False)

@@ -80,6 +80,7 @@ def test_default_deadline_is_about_a_minute_and_configurable(monkeypatch):
         session_deadline_secs(None)
 
 
+@pytest.mark.slow
 def test_chief_gives_up_naming_the_missing_ps(ps_down, graph, caplog, monkeypatch):
     monkeypatch.setenv(DEADLINE_ENV, "4")
     train = _model(ps_down.spec)
@@ -112,6 +113,7 @@ def test_operation_timeout_in_ms_is_honoured(ps_down, graph, monkeypatch):
     assert "deadline 1.5s" in str(err) and PS in str(err)
 
 
+@pytest.mark.slow
 def test_non_chief_gives_up_instead_of_waiting_out_max_wait_secs(ps_down, graph, caplog,
                                                                   monkeypatch):
     # max_wait_secs (TF's two hours) bounds waiting for the chief; an unreachable ps is
@@ -131,6 +133,7 @@ def test_non_chief_gives_up_instead_of_waiting_out_max_wait_secs(ps_down, graph,
                in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.slow
 def test_supervisor_worker_gives_up_too(ps_down, graph, monkeypatch):
     monkeypatch.setenv(DEADLINE_ENV, "3")
     _model(ps_down.spec)
@@ -140,6 +143,7 @@ def test_supervisor_worker_gives_up_too(ps_down, graph, monkeypatch):
     assert isinstance(err, tf.errors.UnavailableError) and PS in str(err)
 
 
+@pytest.mark.slow
 def test_recovery_after_a_lost_ps_says_what_it_does(tmp_path, caplog):
     """The ps process is killed and restarted mid-training: the chief's recovery logs
     at WARNING that it restarts the session, which checkpoint it restored and the step

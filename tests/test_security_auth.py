@@ -103,6 +103,7 @@ def _train_while_strangers_knock(tmp_path, env, strangers, set_default, transpor
     assert "refused connection from" in result.outputs["ps0"], result.outputs["ps0"][-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_tls_cluster_trains_seed_trainer_and_refuses_strangers(
         tmp_path, cert_dirs, client_credentials, transport, monkeypatch):
@@ -117,6 +118,7 @@ def test_tls_cluster_trains_seed_trainer_and_refuses_strangers(
                                  transport, monkeypatch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_token_cluster_trains_seed_trainer_and_refuses_strangers(
         tmp_path, cert_dirs, client_credentials, transport, monkeypatch):
@@ -161,6 +163,7 @@ def test_tls_and_token_together_big_tensors_pulled_over_tls(cert_dirs, client_cr
                         tf.errors.PermissionDeniedError, "wrong auth token")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_tls_client_will_not_talk_to_a_task_without_tls(cert_dirs, client_credentials,
                                                         transport, monkeypatch):
@@ -175,6 +178,7 @@ def test_tls_client_will_not_talk_to_a_task_without_tls(cert_dirs, client_creden
         assert _read_variable(lc.target("worker", 0), C.NONE, client_credentials) == 3.0
 
 
+@pytest.mark.slow
 def test_worker_task_without_credentials_is_refused_and_the_chief_trains_on(tmp_path,
                                                                            cert_dirs):
     """worker 1 starts without the cluster's TLS files: its session on the ps is refused
@@ -200,6 +204,7 @@ def test_worker_task_without_credentials_is_refused_and_the_chief_trains_on(tmp_
     assert C.CA_ENV in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_server_name_lets_one_certificate_serve_every_host(tmp_path, client_credentials,
                                                            transport, monkeypatch):

@@ -68,6 +68,7 @@ def _launch(tmp_path: Path, *args: str, timeout: float = 180) -> subprocess.Comp
                           check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [["--tls"], ["--auth-token"], ["--tls", "--auth-token"]])
 def test_launch_gives_each_task_credentials_and_strangers_are_refused(tmp_path, flags):
     script = tmp_path / "task.py"
@@ -93,6 +94,7 @@ def test_launch_gives_each_task_credentials_and_strangers_are_refused(tmp_path, 
     assert not any(os.path.exists(p) for line in lines for p in line if p != "None")
 
 
+@pytest.mark.slow
 def test_launch_tls_runs_the_seed_trainer(tmp_path):
     r = _launch(tmp_path, "--ps", "1", "--workers", "2", "--pass-flags", "--tls",
                 "--no-progress", "--", sys.executable, "examples/trainer.py",

@@ -28,6 +28,7 @@ def _final_accuracies(result, pattern):
             for m in re.findall(pattern, result.outputs[w])[-1:]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [
     [],                                                            # async
     ["--sync_replicas=true"],                                      # sync, 2 of 2
@@ -50,6 +51,7 @@ def test_seed_002_trainer(tmp_path, mode):
     _assert_summaries(tmp_path, {"loss", "accuracy"})
 
 
+@pytest.mark.slow
 def test_seed_002_chief_trains_while_worker_1_never_starts(tmp_path):
     """trainer.py passes mnist_replica.py's device_filters, so the chief's session
     neither waits for nor contacts worker 1 (TF 1.x without the filters would wait
@@ -79,6 +81,7 @@ def _assert_summaries(logdir, tags):
     assert all(counts[t] >= 2 for t in tags), counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("issync", ["0", "1"], ids=["async", "sync"])
 def test_seed_001_supervisor_program(tmp_path, issync):
     """On the shipped digits: >= 95% on the whole held-out test set, async and sync."""
@@ -94,6 +97,7 @@ def test_seed_001_supervisor_program(tmp_path, issync):
     _assert_summaries(tmp_path, {"loss", "test_accuracy"})
 
 
+@pytest.mark.slow
 def test_ps_killed_and_restarted_workers_recover_from_checkpoint(tmp_path):
     # 2000 steps: the job runs at ~600 steps/s here, and 400 could end before the kill
     # (which then hit the chief's final hooks instead of training: not this test's case).

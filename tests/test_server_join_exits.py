@@ -103,6 +103,7 @@ def test_join_ends_the_ps_process_with_exit_0_and_skips_the_code_after_it(tmp_pa
     assert "job done, no open sessions: stopping the server and exiting (code 0)" in err
 
 
+@pytest.mark.slow
 def test_exit_when_done_false_keeps_tfs_block_forever(tmp_path):
     spec = cluster_dict(ps=1, workers=1)
     ps = _start_ps(tmp_path, spec, exit_when_done=False)
@@ -143,6 +144,7 @@ def _run_chief(tmp_path, spec, job: str, fail: bool) -> subprocess.CompletedProc
                            "1" if fail else "0"], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chief_job", ["master", "chief"])
 def test_a_chiefs_normal_exit_ends_the_job_for_every_serving_task(tmp_path, chief_job):
     spec = cluster_dict(ps=1, workers=1, extra={chief_job: 1})
@@ -158,6 +160,7 @@ def test_a_chiefs_normal_exit_ends_the_job_for_every_serving_task(tmp_path, chie
     assert all("code after join() ran" not in out for out, _ in outs)
 
 
+@pytest.mark.slow
 def test_a_chief_that_fails_ends_nothing(tmp_path):
     spec = cluster_dict(ps=1, workers=1, extra={"chief": 1})
     ps = _start_ps(tmp_path, spec, exit_when_done=True)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import sys
 
+import pytest
+
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 from tensorweave.testing.faults import Fault, FaultInjector
 
@@ -52,6 +54,7 @@ def _assert_chief_finished(chief: str) -> None:
     assert max(_steps(chief), default=0) >= 35 and "done chief:0" in chief, chief[-3000:]
 
 
+@pytest.mark.slow
 def test_backup_worker_lets_training_go_on_when_a_worker_dies(tmp_path):
     # 2 of 3 replicas aggregated: worker 1 killed for good, the chief and worker 0
     # finish the job; the dead worker is never waited for, so nothing is reported.
@@ -62,6 +65,7 @@ def test_backup_worker_lets_training_go_on_when_a_worker_dies(tmp_path):
     assert "Sync training is waiting" not in chief, chief[-3000:]
 
 
+@pytest.mark.slow
 def test_without_backup_the_chief_names_the_dead_worker_and_gives_up(tmp_path):
     codes, chief = _job(tmp_path, 3, Fault("worker", 1, at_step=10, restart_after_secs=None),
                         {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "1",
@@ -82,6 +86,7 @@ def test_without_backup_the_chief_names_the_dead_worker_and_gives_up(tmp_path):
                      r"was for step \d+, \d+ s ago\).*Gave up after 4 s", chief), chief[-3000:]
 
 
+@pytest.mark.slow
 def test_without_backup_a_restarted_worker_rejoins_and_the_job_finishes(tmp_path):
     # The orchestrator's way: the dead worker comes back; the chief said who it
     # waited for meanwhile, and every process ends with code 0.

@@ -43,6 +43,7 @@ def _session(spec, g, opt, task, chief):
     return sess, hook, coord
 
 
+@pytest.mark.slow
 def test_averaged_update_applied_once_per_step(inprocess_cluster):
     spec, _ = inprocess_cluster
     graphs = [_replica_graph(spec, i, total=2, aggregate=2) for i in range(2)]
@@ -72,6 +73,7 @@ def test_averaged_update_applied_once_per_step(inprocess_cluster):
         s.close()
 
 
+@pytest.mark.slow
 def test_backup_worker_keeps_training_when_one_replica_is_absent(inprocess_cluster):
     spec, _ = inprocess_cluster
     graphs = [_replica_graph(spec, i, total=3, aggregate=2) for i in range(2)]
@@ -97,6 +99,7 @@ def test_backup_worker_keeps_training_when_one_replica_is_absent(inprocess_clust
     s1.close()
 
 
+@pytest.mark.slow
 def test_end_of_training_serves_a_training_worker_then_releases_it(inprocess_cluster,
                                                                      monkeypatch):
     """Beyond TF 1.x (where the worker would wait for a token forever): the finished

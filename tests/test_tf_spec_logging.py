@@ -98,6 +98,7 @@ def test_log_first_n_counts_per_call_site(caplog):
 
 
 
+@pytest.mark.slow
 def test_a_script_sees_info_lines_on_stderr_after_set_verbosity():
     # As in TF 1.x: with no logging configured, tf.logging prints "LEVEL:name:message"
     # to stderr, and INFO shows only after set_verbosity(INFO).

@@ -89,6 +89,7 @@ def test_unknown_target_is_not_found_naming_it():
         tf.Session("nonexistent")
 
 
+@pytest.mark.slow
 def test_large_constant_fetch_and_feed_over_grpc(remote):
     # 10000 x 3000 float32 = 120 MB each way, as in TF's test.
     with tf.Session(remote) as sess:

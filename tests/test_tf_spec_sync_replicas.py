@@ -158,6 +158,7 @@ def test_sync_training_with_stale_gradients_dropped(replicas):
     np.testing.assert_allclose(_get(s1, g1, "v1"), v1_after_1 - 2.0 * 1.0, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_worker_loop_ends_cleanly_when_the_chief_finishes(monkeypatch):
     """Deliberate difference from TF 1.x (where the worker would wait for a token
     forever): the finished chief serves the worker for TENSORWEAVE_SYNC_SERVE_SECS, then

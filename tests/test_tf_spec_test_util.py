@@ -14,6 +14,7 @@ import textwrap
 import unittest
 
 import numpy as np
+import pytest
 
 import tensorweave as tf
 
@@ -352,6 +353,7 @@ class TestUtilTest(tf.test.TestCase):
             self.assertProtoEquals("allow_soft_placement: true", config)
 
 
+@pytest.mark.slow
 def test_tf_test_main_runs_a_users_test_module(tmp_path):
     script = tmp_path / "user_test.py"
     script.write_text(textwrap.dedent("""

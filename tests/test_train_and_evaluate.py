@@ -276,6 +276,7 @@ def _write_checkpoint(model_dir, step):
             tf.train.Saver().save(sess, str(model_dir / "model.ckpt"), global_step=step)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("job_ended", [True, False])
 def test_worker_joining_after_the_job_ended(tmp_path, monkeypatch, job_ended):
     """Beyond TF 1.x (whose ps tasks never exit): a worker that cannot reach the ps tasks
@@ -314,6 +315,7 @@ def test_launch_evaluator_flag_and_its_conflict_with_seed_flags():
         Launcher(["python", "x.py"], LaunchOptions(evaluator=True, pass_flags=True))
 
 
+@pytest.mark.cluster
 def test_legacy_master_trains_and_evaluates_its_checkpoints(tmp_path, monkeypatch):
     _tf_config(monkeypatch, "master", 0, cluster={"master": [f"127.0.0.1:{free_ports(1)[0]}"]})
     est = make_estimator(tmp_path, save_checkpoints_steps=40)

@@ -318,6 +318,7 @@ def test_task_names_have_one_home():
         parse_task_name("/device:CPU:0")
 
 
+@pytest.mark.slow
 def test_import_tensorweave_does_not_load_grpc():
     code = ("import sys, tensorweave as tf; assert 'grpc' not in sys.modules, 'grpc loaded'; "
             "tf.train.Server.create_local_server().stop(); assert 'grpc' in sys.modules")

@@ -201,6 +201,7 @@ def test_a_frame_pointing_into_a_missing_ring_is_refused():
         Conn(b).read()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ring_bytes", ["16MiB", "0"])
 def test_tasks_of_one_host_move_big_tensors_through_rings(ring_bytes, monkeypatch, fresh_graph):
     """A 1 MiB variable read by a worker and fetched by this process (over unix

@@ -88,6 +88,7 @@ def _throw(family, address, data, read=True):
 PREFIXES = [b"", HTTP2_PREFACE[:10], HTTP2_PREFACE, bulk.MAGIC, b"\x16\x03\x01\x00\xff"]
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prefix=st.sampled_from(PREFIXES), garbage=st.binary(min_size=0, max_size=2048))

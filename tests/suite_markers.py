@@ -1,0 +1,131 @@
+"""The `unit`, `cluster` and `slow` markers, applied at collection (tests/conftest.py).
+
+    cluster  the test starts servers, in this process or as processes. Found by reading
+             the test module: the test asks for a fixture that starts them (conftest's
+             `inprocess_cluster`, `local_cluster`, `net`, `cluster_pool`, or a fixture
+             of its module that calls a server-making API), or its body, or a function
+             of its module that it calls, calls one (`Server`, `LocalCluster`,
+             `cluster_over`, `create_local_server`, `SeedJob`, `Launcher`, ... below)
+             or names a command that does ("launch", "server": `tensorweave launch` in a
+             subprocess). A test that starts servers some
+             other way carries `@pytest.mark.cluster` itself.
+    slow     marked by hand: more than ~2 s on 2 cores (real multi-process jobs, training
+             to an accuracy); `pytest -m "not slow"` leaves them out.
+    unit     every other test: in this process, no server, fast. `pytest -m unit`.
+
+A test marked `unit` that starts a server anyway fails with a message naming the marker
+to add (`unit_guard`), so the markers cannot drift from what the tests do.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any, Iterator
+
+import pytest
+
+CLUSTER_FIXTURES = frozenset({"inprocess_cluster", "local_cluster", "net", "cluster_pool"})
+# Calls that start servers (by the called name: `Server(...)`, `tf.train.Server(...)`).
+SERVER_MAKERS = frozenset({
+    "Server", "LocalCluster", "InProcessCluster", "cluster_over", "create_local_server",
+    "SeedJob", "run_seed_job", "ClusterPool", "serve", "Launcher"})
+# Strings that start servers when a test runs them as a command (`tensorweave launch`,
+# `tensorweave server`).
+SERVER_COMMANDS = frozenset({"launch", "server"})
+# Methods run around every test of a class: a server they start belongs to each test.
+_CLASS_SETUP = ("setUp", "setUpClass", "setup_method", "setup_class")
+
+
+def _called_names(node: ast.AST) -> set[str]:
+    names = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            names.add(f.id if isinstance(f, ast.Name) else getattr(f, "attr", ""))
+    return names
+
+
+def _strings(node: ast.AST) -> set[str]:
+    return {n.value for n in ast.walk(node)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def _referenced_names(node: ast.AST) -> set[str]:
+    """Names a function calls or passes on (helpers, fixtures as arguments)."""
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        names |= {a.arg for a in node.args.args + node.args.kwonlyargs}
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def _servers_starting_functions(path: str) -> frozenset[str]:
+    """Qualified names ("f", "Class.f") of the module's functions that start servers."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    funcs: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            funcs[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    funcs[f"{node.name}.{sub.name}"] = sub
+    starting = {name for name, node in funcs.items()
+                if _called_names(node) & SERVER_MAKERS
+                or _referenced_names(node) & CLUSTER_FIXTURES
+                or _strings(node) & SERVER_COMMANDS}
+    refs = {name: _referenced_names(node) for name, node in funcs.items()}
+    while True:  # through the module's helpers and fixtures, to a fixed point
+        more = {name for name, r in refs.items()
+                if name not in starting and r & {s.rsplit(".", 1)[-1] for s in starting}}
+        if not more:
+            return frozenset(starting)
+        starting |= more
+
+
+def starts_servers(item: pytest.Item) -> bool:
+    """Whether the test, read as source, starts servers (see the module docstring)."""
+    if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    path = str(getattr(item, "path", ""))
+    if not path.endswith(".py"):
+        return False
+    starting = _servers_starting_functions(path)
+    plain = {s.rsplit(".", 1)[-1] for s in starting if "." not in s}
+    if plain & set(getattr(item, "fixturenames", ())):
+        return True
+    name = getattr(item, "originalname", item.name)
+    cls = item.cls.__name__ if getattr(item, "cls", None) else None
+    if cls is None:
+        return name in starting
+    return any(f"{c.__name__}.{m}" in starting
+               for c in item.cls.__mro__ for m in (name, *_CLASS_SETUP))
+
+
+def apply(items: list[pytest.Item]) -> None:
+    """Adds `cluster` to the tests that start servers and `unit` to the rest but slow."""
+    for item in items:
+        if item.get_closest_marker("cluster") is None and starts_servers(item):
+            item.add_marker(pytest.mark.cluster)
+        if not (item.get_closest_marker("cluster") or item.get_closest_marker("slow")):
+            item.add_marker(pytest.mark.unit)
+
+
+@pytest.fixture(autouse=True)
+def unit_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+               ) -> Iterator[None]:
+    """A `unit` test may not start a server: it fails saying which marker it needs."""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    from tensorweave.distributed import peers
+    from tensorweave.testing.cluster import LocalCluster
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(
+            f"{request.node.nodeid} starts a server but was classified `unit` (see "
+            f"tests/suite_markers.py): mark it @pytest.mark.cluster.")
+    monkeypatch.setattr(peers, "serve", refuse)
+    monkeypatch.setattr(LocalCluster, "start_task", refuse)
+    yield
