@@ -74,7 +74,7 @@ def test_seed_style_chief_and_worker(inprocess_cluster, tmp_path):
         assert sv.should_stop()
         sv.stop()
     assert worker_log["waited"] >= 0.3
-    assert worker_log["ready_at"] - chief_ready < 1.0
+    assert worker_log["ready_at"] - chief_ready < 5.0  # a 1 s settle; TF 1.x polled every 30 s
     assert (tmp_path / "graph.pbtxt").exists()
     assert latest_checkpoint(str(tmp_path)) is not None  # the chief's first checkpoint
 
