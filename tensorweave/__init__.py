@@ -191,7 +191,7 @@ from tensorweave.framework.graph_io import import_graph_def as import_graph_def
 from tensorweave.ops.tensor_array.tensor_array import TensorArray as TensorArray
 
 # --- queues + input pipelines (owner: data helper) ---
-from tensorweave.ops.data_flow.data_flow_ops import (
+from tensorweave.data_flow.data_flow_ops import (
     ConditionalAccumulator as ConditionalAccumulator, FIFOQueue as FIFOQueue,
     PaddingFIFOQueue as PaddingFIFOQueue, PriorityQueue as PriorityQueue,
     QueueBase as QueueBase, RandomShuffleQueue as RandomShuffleQueue,
@@ -311,8 +311,8 @@ from tensorweave.ops.linalg.matrix_ops import (
     diag as diag, diag_part as diag_part, matrix_band_part as matrix_band_part,
     matrix_diag as matrix_diag, matrix_diag_part as matrix_diag_part,
     matrix_set_diag as matrix_set_diag)
-from tensorweave.ops.linalg.norm_ops import norm as norm
-from tensorweave.ops.linalg.tensordot_ops import tensordot as tensordot
+from tensorweave.math_impl.norm_ops import norm as norm
+from tensorweave.math_impl.tensordot_ops import tensordot as tensordot
 
 # --- tf.image (no codecs), and tf.random_crop ---
 from tensorweave import image as image

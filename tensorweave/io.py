@@ -20,14 +20,14 @@ from tensorweave.ops.parsing.parsing_ops import (
     parse_single_example as parse_single_example)
 
 from tensorweave.readers.readers import match_filenames_once as match_filenames_once
-from tensorweave.ops.data_flow.data_flow_ops import (  # TF 1.15's tf.io names of the queues
+from tensorweave.data_flow.data_flow_ops import (  # TF 1.15's tf.io names of the queues
     PaddingFIFOQueue as PaddingFIFOQueue, PriorityQueue as PriorityQueue,
     QueueBase as QueueBase, RandomShuffleQueue as RandomShuffleQueue)
 from tensorweave.ops.image.codec_ops import (
     decode_and_crop_jpeg as decode_and_crop_jpeg, decode_bmp as decode_bmp,
     decode_gif as decode_gif, decode_jpeg as decode_jpeg, decode_png as decode_png,
     extract_jpeg_shape as extract_jpeg_shape)
-from tensorweave.ops.image.decode_image_ops import decode_image as decode_image, is_jpeg as is_jpeg
+from tensorweave.image_impl.decode_image_ops import decode_image as decode_image, is_jpeg as is_jpeg
 from tensorweave.ops.image.encode_ops import encode_jpeg as encode_jpeg, encode_png as encode_png
 from tensorweave.ops.parsing.sequence_example_ops import (
     parse_sequence_example as parse_sequence_example,

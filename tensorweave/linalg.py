@@ -17,7 +17,7 @@ from tensorweave.ops.linalg.linalg_ops import qr as qr
 from tensorweave.ops.linalg.matrix_ops import (
     matrix_band_part as band_part, matrix_diag as diag, matrix_diag_part as diag_part,
     matrix_set_diag as set_diag)
-from tensorweave.ops.linalg.norm_ops import norm as norm
-from tensorweave.ops.linalg.tensordot_ops import tensordot as tensordot
+from tensorweave.math_impl.norm_ops import norm as norm
+from tensorweave.math_impl.tensordot_ops import tensordot as tensordot
 from tensorweave.ops.math.matmul_ops import matmul as matmul
 from tensorweave.ops.nn.layer_ops import l2_normalize as l2_normalize

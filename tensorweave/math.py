@@ -53,7 +53,7 @@ from tensorweave.ops.math.special_ops import (
     tan as tan, xdivy as xdivy, xlogy as xlogy)
 from tensorweave.ops.stats.set_sort_ops import (
     setdiff1d as setdiff1d, unique_with_counts as unique_with_counts)
-from tensorweave.ops.stats.stats_ops import (
+from tensorweave.math_impl.stats_ops import (
     bincount as bincount, confusion_matrix as confusion_matrix,
     count_nonzero as count_nonzero, is_non_decreasing as is_non_decreasing,
     is_strictly_increasing as is_strictly_increasing,

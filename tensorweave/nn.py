@@ -27,7 +27,7 @@ from tensorweave.ops.nn.nn_extra_ops import (
     log_poisson_loss as log_poisson_loss, selu as selu, swish as swish,
     weighted_cross_entropy_with_logits as weighted_cross_entropy_with_logits,
     xw_plus_b as xw_plus_b)
-from tensorweave.ops.stats.stats_ops import zero_fraction as zero_fraction
+from tensorweave.math_impl.stats_ops import zero_fraction as zero_fraction
 from tensorweave.ops.nn.topk_ops import in_top_k as in_top_k, top_k as top_k
 from tensorweave.ops.nn.xent_ops import (
     sigmoid_cross_entropy_with_logits as sigmoid_cross_entropy_with_logits,

@@ -8,7 +8,7 @@ Example:
     >>> p = tf.queue.PriorityQueue(10, [tf.string], shapes=[[]])
 """
 # ruff: noqa: F401  (this module only re-exports)
-from tensorweave.ops.data_flow.data_flow_ops import (
+from tensorweave.data_flow.data_flow_ops import (
     FIFOQueue as FIFOQueue, PaddingFIFOQueue as PaddingFIFOQueue,
     PriorityQueue as PriorityQueue, QueueBase as QueueBase,
     RandomShuffleQueue as RandomShuffleQueue)

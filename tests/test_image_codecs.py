@@ -15,7 +15,7 @@ import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.ops.image.codec_ops import (
     decode_and_crop_jpeg, decode_bmp, decode_gif, decode_jpeg, decode_png, extract_jpeg_shape)
-from tensorweave.ops.image.decode_image_ops import decode_image, is_jpeg
+from tensorweave.image_impl.decode_image_ops import decode_image, is_jpeg
 from tensorweave.ops.image.encode_ops import encode_jpeg, encode_png
 
 
@@ -268,7 +268,8 @@ def test_input_pipeline_trains_a_classifier(tmp_path):
 
 
 def test_public_names_are_wired():
-    from tensorweave.ops.image import codec_ops, decode_image_ops, encode_ops
+    from tensorweave.image_impl import decode_image_ops
+    from tensorweave.ops.image import codec_ops, encode_ops
     assert tf.image.decode_jpeg is tf.io.decode_jpeg is codec_ops.decode_jpeg
     assert tf.image.decode_png is codec_ops.decode_png
     assert tf.image.decode_image is decode_image_ops.decode_image

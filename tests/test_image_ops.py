@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops import image as I
+from tensorweave import image as I
 from tensorweave.testing.tf_gradient_checker import compute_gradient_error
 
 pytestmark = pytest.mark.usefixtures("graph")

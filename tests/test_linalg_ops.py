@@ -10,8 +10,8 @@ from tensorweave.ops.linalg import composite_ops as comp
 from tensorweave.ops.linalg import decomp_ops as dec
 from tensorweave.ops.linalg import matrix_ops as mat
 from tensorweave.ops.linalg.einsum_ops import einsum
-from tensorweave.ops.linalg.norm_ops import norm
-from tensorweave.ops.linalg.tensordot_ops import tensordot
+from tensorweave.math_impl.norm_ops import norm
+from tensorweave.math_impl.tensordot_ops import tensordot
 from tensorweave.testing.tf_gradient_checker import compute_gradient_error
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")

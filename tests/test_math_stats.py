@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.stats import stats_ops as M
+from tensorweave.math_impl import stats_ops as M
 from tensorweave.testing.tf_gradient_checker import compute_gradient_error
 
 pytestmark = pytest.mark.usefixtures("graph")

@@ -9,7 +9,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.distributed.server import Server
-from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue
+from tensorweave.data_flow.data_flow_ops import FIFOQueue
 from tensorweave.testing.cluster import cluster_dict
 from tensorweave.train.basic_session_run_hooks import FinalOpsHook, StopAtStepHook
 from tensorweave.train.device_setter import replica_device_setter

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue
+from tensorweave.data_flow.data_flow_ops import FIFOQueue
 from tensorweave.summary import scalar, summary_iterator
 from tensorweave.train.coordinator import Coordinator
 from tensorweave.train.device_setter import replica_device_setter

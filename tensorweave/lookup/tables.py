@@ -26,7 +26,7 @@ from tensorweave.framework.graph_defaults import GraphKeys, add_to_collection, n
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.body_handles import handle_for_default_graph
+from tensorweave.framework.body_handles import handle_for_default_graph
 from tensorweave.ops.lookup import table_ops
 from tensorweave.ops.lookup.mutable_table_ops import lookup_table_export
 

@@ -67,7 +67,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ops.check_ops": (_R, "tensorweave.debugging"),
     "ops.logging_ops": (_R, "tensorweave.summary.legacy"),
     "ops.numerics": (_R,),
-    "ops.data_flow_ops": (_R, "tensorweave.ops.data_flow.data_flow_ops"),
+    "ops.data_flow_ops": (_R, "tensorweave.data_flow.data_flow_ops"),
     "ops.gen_data_flow_ops": (_R,),
     "ops.io_ops": (_R, "tensorweave.ops.io.file_ops"),
     "ops.gen_io_ops": (_R,),

@@ -31,7 +31,7 @@ from tensorweave.ops.array.array_ops import range as _range
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.data_flow.count_ops import count_up_to
-from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue
+from tensorweave.data_flow.data_flow_ops import FIFOQueue
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.random.random_ops import random_shuffle
 from tensorweave.state.variables import Variable

@@ -25,7 +25,7 @@ from tensorweave.framework.graph import name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.data_flow.data_flow_ops import (
+from tensorweave.data_flow.data_flow_ops import (
     FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue)
 from tensorweave.ops.math import math_ops
 from tensorweave.summary import summary

@@ -38,7 +38,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.array_ops import fill
 from tensorweave.ops.control_flow.control_flow_ops import group
 from tensorweave.ops.array.core_ops import identity, no_op
-from tensorweave.ops.data_flow.data_flow_ops import FIFOQueue
+from tensorweave.data_flow.data_flow_ops import FIFOQueue
 from tensorweave.framework.device import device_task
 from tensorweave.ops.data_flow.accumulator_ops import (
     ConditionalAccumulator, SparseConditionalAccumulator, from_replica)

@@ -35,7 +35,7 @@ from tensorweave.losses.losses_impl import Reduction
 from tensorweave.ops.nn.nn_ops import relu
 from tensorweave.state.init_ops import glorot_uniform_initializer
 from tensorweave.state.variable_scope import get_variable_scope, variable_scope
-from tensorweave.ops.stats.stats_ops import zero_fraction
+from tensorweave.math_impl.stats_ops import zero_fraction
 from tensorweave.summary.summary import histogram as summary_histogram
 from tensorweave.summary.summary import scalar as summary_scalar
 

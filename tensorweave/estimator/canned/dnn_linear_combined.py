@@ -37,7 +37,7 @@ from tensorweave.ops.control_flow.control_flow_ops import group
 from tensorweave.ops.nn.nn_ops import relu
 from tensorweave.ops.state.state_ops import assign_add
 from tensorweave.state.variable_scope import variable_scope
-from tensorweave.ops.stats.stats_ops import zero_fraction
+from tensorweave.math_impl.stats_ops import zero_fraction
 from tensorweave.summary.summary import histogram as summary_histogram
 from tensorweave.summary.summary import scalar as summary_scalar
 from tensorweave.train.sync_replicas_optimizer import SyncReplicasOptimizer

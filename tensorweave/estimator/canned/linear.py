@@ -30,7 +30,7 @@ from tensorweave.losses.losses_impl import Reduction
 from tensorweave.ops.array import array_ops
 from tensorweave.state.partitioners import min_max_variable_partitioner
 from tensorweave.state.variable_scope import variable_scope
-from tensorweave.ops.stats.stats_ops import zero_fraction
+from tensorweave.math_impl.stats_ops import zero_fraction
 from tensorweave.summary.summary import histogram as summary_histogram
 from tensorweave.summary.summary import scalar as summary_scalar
 from tensorweave.train.ftrl import FtrlOptimizer

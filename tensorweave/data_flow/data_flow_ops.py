@@ -27,7 +27,7 @@ from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.ops.data_flow import queue_kernels  # noqa: F401 - registers the ops
 from tensorweave.ops.data_flow.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
-from tensorweave.ops.body_handles import handle_for_default_graph
+from tensorweave.framework.body_handles import handle_for_default_graph
 from tensorweave.ops.random.random_ops import get_seed
 
 
