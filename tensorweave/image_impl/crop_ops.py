@@ -20,13 +20,13 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array.array_util import shape_from_tensor
+from tensorweave.ops.array.core_ops import shape_from_tensor
 from tensorweave.ops.array.join_ops import stack
 from tensorweave.ops.array.pad_ops import pad
 from tensorweave.ops.array.shape_ops import reshape, shape, squeeze
 from tensorweave.ops.array.slice_ops import slice as slice_
 from tensorweave.ops.control_flow.assert_ops import Assert
-from tensorweave.ops.image.image_util import (as_batch, assert_, check_at_least_3d, dims4, ge,
+from tensorweave.ops.image.color_ops import (as_batch, assert_, check_at_least_3d, dims4, ge,
                                               gt, is_tensor, max_, min_, static_or_none,
                                               with_dependencies)
 from tensorweave.ops.math import math_ops

@@ -23,7 +23,7 @@ from tensorweave.ops.array.fill_ops import transpose
 from tensorweave.ops.array.sequence_ops import reverse
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.control_flow.cond_ops import case, cond
-from tensorweave.ops.image.image_util import check_at_least_3d, check_rank_3_or_4
+from tensorweave.ops.image.color_ops import check_at_least_3d, check_rank_3_or_4
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.math.cwise_ops import select
 from tensorweave.ops.random.random_ops import random_uniform

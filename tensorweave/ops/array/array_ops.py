@@ -16,7 +16,7 @@ Example:
 from tensorweave.ops.array.shape_ops import (
     expand_dims as expand_dims, rank as rank, reshape as reshape, shape as shape,
     shape_n as shape_n, size as size, squeeze as squeeze)
-from tensorweave.ops.array.array_util import shape_from_tensor as shape_from_tensor
+from tensorweave.ops.array.core_ops import shape_from_tensor as shape_from_tensor
 from tensorweave.ops.array.fill_ops import (
     fill as fill, ones as ones, ones_like as ones_like, range as range,
     stop_gradient as stop_gradient, transpose as transpose, zeros as zeros,

@@ -24,7 +24,7 @@ from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
     TensorShape, dimension_value, known_values, unknown_shape)
-from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor, shape_from_tensor
+from tensorweave.ops.array.core_ops import _fold_if_known, _int_tensor, shape_from_tensor
 from tensorweave.ops.array.shape_ops import rank, shape
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.array.slice_ops import strided_slice

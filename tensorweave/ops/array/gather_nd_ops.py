@@ -19,7 +19,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array.array_util import shape_from_tensor
+from tensorweave.ops.array.core_ops import shape_from_tensor
 from tensorweave.ops.array.shape_ops import shape as _shape
 
 

@@ -22,11 +22,11 @@ from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array.join_ops import concat
-from tensorweave.ops.array.array_util import (
+from tensorweave.ops.array.core_ops import (
     _const_int, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
 from tensorweave.ops.array.shape_ops import expand_dims, reshape, shape, size
 from tensorweave.ops.array.slice_ops import _pyslice, strided_slice
-from tensorweave.ops.array.array_util import shape_from_tensor
+from tensorweave.ops.array.core_ops import shape_from_tensor
 
 
 # ---- GatherV2 ----------------------------------------------------------------------

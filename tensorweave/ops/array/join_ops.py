@@ -20,7 +20,7 @@ from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
     Dimension, TensorShape, dimension_value, unknown_shape)
-from tensorweave.ops.array.array_util import (
+from tensorweave.ops.array.core_ops import (
     _const_int, _fold_if_known, _int_tensor, _normalize_axis, kernel_int)
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.fill_ops import zeros_like

@@ -19,7 +19,7 @@ from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
-from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor
+from tensorweave.ops.array.core_ops import _fold_if_known, _int_tensor
 from tensorweave.ops.array.shape_ops import shape
 from tensorweave.ops.array.slice_ops import slice as _slice, strided_slice
 

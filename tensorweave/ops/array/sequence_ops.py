@@ -21,7 +21,7 @@ from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor, kernel_int
+from tensorweave.ops.array.core_ops import _fold_if_known, _int_tensor, kernel_int
 from tensorweave.ops.array.fill_ops import ones
 from tensorweave.ops.array.shape_ops import reshape, size
 from tensorweave.ops.math import math_ops

@@ -24,7 +24,7 @@ from tensorweave.framework.op_def import get_op_def
 from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape
-from tensorweave.ops.array.array_util import (
+from tensorweave.ops.array.core_ops import (
     _const_int, _fold_if_known, _int_tensor, _normalize_axis, kernel_int, shape_from_tensor)
 
 

@@ -22,9 +22,9 @@ from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
     Dimension, TensorShape, dimension_value, unknown_shape)
-from tensorweave.ops.array.array_util import _fold_if_known, _int_tensor
+from tensorweave.ops.array.core_ops import _fold_if_known, _int_tensor
 from tensorweave.ops.array.shape_ops import shape
-from tensorweave.ops.array.array_util import shape_from_tensor
+from tensorweave.ops.array.core_ops import shape_from_tensor
 from tensorweave.kernels import slice_specs
 
 _pyslice = builtins.slice  # this module defines tf's `slice`

@@ -27,7 +27,7 @@ from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, unknown_shape, dimension_value
-from tensorweave.ops.array.array_util import _int_tensor
+from tensorweave.ops.array.core_ops import _int_tensor
 
 _WHAT = {"SpaceToBatchND": "paddings", "SpaceToBatch": "paddings",
          "BatchToSpaceND": "crops", "BatchToSpace": "crops"}

@@ -28,7 +28,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.tensor_array.tensor_array import from_flows, is_tensor_array, to_flows
-from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
+from tensorweave.ops.control_flow.while_ops import (_densify, _differentiable, _kernel_result,
                                                _pytuple, _shapes_attr, _zeros_grad,
                                                replaying)
 from tensorweave.ops.math import math_ops

@@ -5,31 +5,88 @@
 op's kernel calls them through the device's function library, so a loop runs in
 one kernel call.
 
+It also holds the helpers the functional control-flow ops share (cond_ops,
+scan_ops): densifying and zero gradients, kernel results, output-shape attrs,
+replay of recorded values.
+
 Example:
     >>> i = tf.while_loop(lambda i: i < 10, lambda i: i + 1, [tf.constant(0)])
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import builtins
+import contextlib
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.func_graph import (FuncGraph, assert_same_structure, copy_func_body,
-                                              flatten, func_graph_from_py_func,
-                                              pack_sequence_as, recording_view)
+from tensorweave.framework.func_graph import (
+    FuncGraph, assert_same_structure, copy_func_body, flatten, func_graph_from_py_func,
+    pack_sequence_as, recording_view)
 from tensorweave.framework.graph import get_default_graph
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import symbolic_gradients
-from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.framework.tensor_shape import TensorShape, as_shape
-from tensorweave.ops.control_flow.util import (_densify, _differentiable, _kernel_result,
-                                               _pytuple, _shapes_attr, _zeros_grad,
-                                               replaying)
-from tensorweave.ops.array.array_ops import stop_gradient
+from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
+from tensorweave.kernels.tensor_array_value import REPLAYING
+from tensorweave.ops.array.array_ops import stop_gradient, zeros_like
+from tensorweave.ops.math import math_ops
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.ops.tensor_array.tensor_array import from_flows, to_flows
+from tensorweave.ops.tensor_array.tensor_array_ops import zeros_flow
+
+# ---- shared helpers of the family (formerly util.py) ----
+_pytuple = builtins.tuple  # control_flow_ops defines tf's `tuple`
+
+
+def _shapes_attr(shapes: Sequence[TensorShape]) -> list[Any]:
+    return [plain_dims(s) for s in shapes]
+
+
+def _kernel_result(values: Sequence[Any]) -> Any:
+    # The executor unpacks kernels with several outputs; one output is returned bare.
+    if len(values) == 1:
+        return values[0]
+    return _pytuple(values)
+
+
+def _differentiable(t: Tensor) -> bool:
+    # variant: a TensorArray's flow, whose gradient is a gradient TensorArray
+    dt = t.dtype.base_dtype
+    return dt.is_floating or dt.is_complex or dt == _dt.variant
+
+
+def _zeros_grad(t: Tensor) -> Tensor:
+    """A zero gradient for `t` (for a TensorArray flow: a gradient array with
+    nothing written)."""
+    if t.dtype.base_dtype == _dt.variant:
+        return zeros_flow(t)
+    return zeros_like(t)
+
+
+def _densify(x: Any) -> Any:
+    if x is None or isinstance(x, Tensor):
+        return x
+    if isinstance(x, IndexedSlices):
+        # Function outputs are dense tensors: scatter the slices into a full gradient.
+        assert x.dense_shape is not None  # gradients of function inputs carry it
+        return math_ops.unsorted_segment_sum(x.values, x.indices, x.dense_shape[0])
+    return convert_to_tensor(x)
+
+
+@contextlib.contextmanager
+def replaying(step: Any) -> Iterator[None]:
+    """Marks `step` while a gradient kernel re-runs forward ops (a loop body, a cond
+    branch): TensorArray reads in them are replays, not second reads (TF 1.x's
+    clear_after_read)."""
+    step.__dict__[REPLAYING] = step.__dict__.get(REPLAYING, 0) + 1
+    try:
+        yield
+    finally:
+        step.__dict__[REPLAYING] -= 1
 
 
 def _check_step(step: Any, op_name: str) -> None:

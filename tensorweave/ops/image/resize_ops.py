@@ -25,10 +25,10 @@ from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array.array_util import shape_from_tensor
+from tensorweave.ops.array.core_ops import shape_from_tensor
 from tensorweave.ops.array.shape_ops import expand_dims, shape, squeeze
 from tensorweave.ops.array.slice_ops import strided_slice
-from tensorweave.ops.image.image_util import check_image_dtype, invalid_argument
+from tensorweave.ops.image.color_ops import check_image_dtype, invalid_argument
 from tensorweave.ops.math import math_ops
 
 

@@ -26,7 +26,7 @@ from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.array.array_util import _int_tensor, shape_from_tensor
+from tensorweave.ops.array.core_ops import _int_tensor, shape_from_tensor
 from tensorweave.ops.math import math_ops
 
 DEFAULT_GRAPH_SEED = 87654321

@@ -22,7 +22,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.sparse.sparse_util import create
+from tensorweave.ops.sparse.conversion_ops import create
 
 
 def _check_ids(op: str, ids: np.ndarray) -> int:

@@ -24,7 +24,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.sparse.segment_ops import _check_ids, _segment_shape, segment_sum
-from tensorweave.ops.sparse.sparse_util import create
+from tensorweave.ops.sparse.conversion_ops import create
 
 _UFUNCS = {"Mean": np.add, "Max": np.maximum, "Min": np.minimum, "Prod": np.multiply}
 

@@ -19,10 +19,10 @@ from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array import array_ops
-from tensorweave.ops.array.array_util import shape_from_tensor
+from tensorweave.ops.array.core_ops import shape_from_tensor
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.sparse.sparse_util import (
+from tensorweave.ops.sparse.conversion_ops import (
     as_indices, check_in_bounds, create, sparse_shapes)
 
 # ---- SparseTensorDenseMatMul -----------------------------------------------------------

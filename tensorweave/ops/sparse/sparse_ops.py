@@ -27,7 +27,7 @@ from tensorweave.ops.sparse import sparse_math_ops as _math  # noqa: F401 - regi
 from tensorweave.ops.sparse import structure_ops as _structure  # noqa: F401 - registers
 from tensorweave.ops.sparse.segment_ops import (  # noqa: F401 - re-exported API
     segment_sum, sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum)
-from tensorweave.ops.sparse.sparse_util import create
+from tensorweave.ops.sparse.conversion_ops import create
 
 
 def _sparse(x: Any, what: str) -> SparseTensor:

@@ -17,7 +17,7 @@ from tensorweave.framework import errors
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.sparse.sparse_util import (
+from tensorweave.ops.sparse.conversion_ops import (
     as_indices, check_in_bounds, create, nnz_shape, sparse_shapes, standard_order)
 
 # ---- SparseConcat ----------------------------------------------------------------------

@@ -24,7 +24,7 @@ from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array import fill_ops, shape_ops
 from tensorweave.ops.io import tf_checkpoint_ops as _ckpt_ops  # noqa: F401 - StringJoin
 from tensorweave.ops.math import binary_ops
-from tensorweave.ops.strings._util import (as_bytes, attr_text, check_string, scalar_bytes,
+from tensorweave.ops.strings.regex_ops import (as_bytes, attr_text, check_string, scalar_bytes,
                                            string_input)
 
 

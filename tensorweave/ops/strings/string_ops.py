@@ -24,7 +24,7 @@ from tensorweave.framework.graph import get_default_graph
 from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import broadcast_shapes
-from tensorweave.ops.strings._util import (attr_text, check_string, map_strings,
+from tensorweave.ops.strings.regex_ops import (attr_text, check_string, map_strings,
                                            string_input, utf8_starts)
 from tensorweave.ops.strings.regex_ops import regex_full_match as regex_full_match
 from tensorweave.ops.strings.regex_ops import regex_replace as regex_replace
