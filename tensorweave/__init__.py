@@ -265,7 +265,7 @@ from tensorweave.ops.sparse.sparse_ops import (
     sparse_slice as sparse_slice, sparse_tensor_dense_matmul as sparse_tensor_dense_matmul,
     sparse_tensor_to_dense as sparse_tensor_to_dense, sparse_to_dense as sparse_to_dense,
     sparse_to_indicator as sparse_to_indicator)
-from tensorweave.ops.sparse.sparse_merge import sparse_merge as sparse_merge
+from tensorweave.ops.sparse.sparse_split_softmax_ops import sparse_merge as sparse_merge
 from tensorweave.ops.sparse.sparse_split_softmax_ops import (
     sparse_maximum as sparse_maximum, sparse_minimum as sparse_minimum,
     sparse_softmax as sparse_softmax, sparse_split as sparse_split)
@@ -301,7 +301,7 @@ from tensorweave import debugging as debugging
 
 # --- tf.linalg, and the TF1 top-level names of the matrix ops ---
 from tensorweave import linalg as linalg
-from tensorweave.ops.linalg.composite_ops import (
+from tensorweave.ops.linalg.linalg_ops import (
     eye as eye, matrix_transpose as matrix_transpose, trace as trace)
 from tensorweave.ops.linalg.decomp_ops import (
     cholesky as cholesky, matrix_determinant as matrix_determinant,

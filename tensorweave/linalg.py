@@ -7,7 +7,7 @@ Example:
     >>> scores = tf.einsum("bqd,bkd->bqk", q, k)
 """
 # ruff: noqa: F401  (this module only re-exports)
-from tensorweave.ops.linalg.composite_ops import (
+from tensorweave.ops.linalg.linalg_ops import (
     eye as eye, matrix_transpose as transpose, trace as trace)
 from tensorweave.ops.linalg.decomp_ops import (
     cholesky as cholesky, matrix_determinant as det, matrix_inverse as inv,

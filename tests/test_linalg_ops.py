@@ -6,7 +6,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
-from tensorweave.ops.linalg import composite_ops as comp
+from tensorweave.ops.linalg import linalg_ops as comp
 from tensorweave.ops.linalg import decomp_ops as dec
 from tensorweave.ops.linalg import matrix_ops as mat
 from tensorweave.ops.linalg.einsum_ops import einsum

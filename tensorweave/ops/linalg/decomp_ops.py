@@ -22,7 +22,7 @@ from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array.shape_ops import expand_dims
-from tensorweave.ops.linalg.composite_ops import matrix_transpose
+from tensorweave.ops.linalg.linalg_ops import matrix_transpose
 from tensorweave.ops.linalg.matrix_ops import matrix_band_part, matrix_diag_part, matrix_set_diag
 from tensorweave.ops.math.binary_ops import multiply
 from tensorweave.ops.math.cwise_ops import _is_float, check_dtype

@@ -29,7 +29,7 @@ from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.array import shape_ops
 from tensorweave.kernels import example_kernel as _k
 from tensorweave.ops.parsing import parse_example_v2_ops as _v2  # noqa: F401 - registers
-from tensorweave.ops.sparse.sparse_merge import sparse_merge
+from tensorweave.ops.sparse.sparse_split_softmax_ops import sparse_merge
 
 _SUPPORTED = (_dt.float32, _dt.int64, _dt.string)
 
