@@ -80,7 +80,7 @@ class QueueBase:
         Ops go into the default graph when it is a cond/while body inside the
         queue's graph (`tf.cond(p, lambda: q.enqueue(x), tf.no_op)` must enqueue when
         the branch runs, not once outside it), with the body's own handle on the same
-        queue (ops/body_handles.py).
+        queue (framework/body_handles.py).
         """
         return handle_for_default_graph(
             self._queue_ref, self._body_refs, {"FIFOQueue", "PaddingFIFOQueue",

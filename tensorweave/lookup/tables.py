@@ -159,7 +159,7 @@ class InitializableLookupTableBase(LookupInterface):
     def _graph_and_handle(self) -> tuple[Any, Tensor]:
         """Where this table's ops go: the default graph when it is a function body (a
         dataset map, a cond branch) inside the table's graph, so a lookup runs per call,
-        with the body's own handle on the same table (ops/body_handles.py)."""
+        with the body's own handle on the same table (framework/body_handles.py)."""
         return handle_for_default_graph(self._table_ref, self._body_refs, {"HashTable"},
                                         f"Table {self._name}")
 

@@ -1,5 +1,5 @@
 """Shape-level array ops: Shape, Size, Rank, Reshape, ExpandDims, Squeeze (the helpers
-shared by the array op files are in `array_util`).
+shared by the array op files are in `core_ops`).
 
 Public functions are re-exported by `tensorweave.ops.array.array_ops`.
 

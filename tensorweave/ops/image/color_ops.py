@@ -149,10 +149,6 @@ def static_or_none(x: Any) -> int | None:
     return None if is_tensor(x) else int(x)
 
 
-__all__ = ["invalid_argument", "check_image_dtype", "check_rank_3_or_4", "check_at_least_3d",
-           "as_batch", "dims4", "assert_", "with_dependencies"]
-
-
 # ---- dtype conversion ------------------------------------------------------------------
 def _saturate_cast(value: Tensor, dtype: _dt.DType, name: str | None = None) -> Tensor:
     """Clips to `dtype`'s range before casting, so out-of-range values saturate

@@ -1,6 +1,6 @@
 """Structural matrix ops: band parts and diagonals (`tf.matrix_band_part`,
 `tf.matrix_diag(_part)`, `tf.matrix_set_diag`, `tf.diag(_part)`). The Python
-composites `tf.trace`, `tf.matrix_transpose` and `tf.eye` are in `composite_ops`.
+composites `tf.trace`, `tf.matrix_transpose` and `tf.eye` are in `linalg_ops`.
 
 Every op works on the last two dimensions and is batched over the leading ones, as
 TF's. Gradients follow TF's array_grad.py.

@@ -333,6 +333,3 @@ def _same_indices(ids: SparseTensor, values: SparseTensor) -> Any:
     return Assert(same_rows, ["sparse_merge: ids and values must have the same indices "
                               "(each row as many ids as values); ids indices", ids.indices,
                               "values indices", values.indices], summarize=20)
-
-
-__all__ = ["sparse_merge"]

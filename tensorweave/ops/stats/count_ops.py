@@ -5,7 +5,7 @@ int32 `arr` in [0, size); values >= size are skipped, negative ones are an
 error. An empty `weights` means all ones, and the output has `weights`' dtype,
 so an empty int32 `weights` gives int32 counts (what `tf.bincount` passes).
 The user-facing `tf.bincount` (size from max(arr), minlength, maxlength) is in
-`stats_ops`.
+`tensorweave/math_impl/stats_ops.py`.
 
 The InvertPermutation op itself is defined with Transpose (its gradient needs
 it) in `tensorweave.ops.array.fill_ops`; `invert_permutation` here is its public
