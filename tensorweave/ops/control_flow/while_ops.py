@@ -171,6 +171,94 @@ def _shape_leq(output: TensorShape, invariant: TensorShape) -> bool:
     return all(i is None or o == i for o, i in zip(output.as_list(), invariant.as_list()))
 
 
+def _invariants(flat_vars: list[Tensor], shape_invariants: Any, single: bool,
+                structure: Any) -> list[TensorShape]:
+    """Each loop variable's shape invariant (its own shape where none is given)."""
+    if shape_invariants is None:
+        return [v.shape for v in flat_vars]
+    inv_struct = [shape_invariants] if single else shape_invariants
+    invariants = []
+    for v, s in zip(flat_vars, flatten_shapes(inv_struct, structure)):
+        s = v.shape if s is None else as_shape(s)
+        if not _shape_leq(v.shape, s):
+            raise ValueError(f"The shape invariant {s} is not compatible with the initial "
+                             f"shape {v.shape} of loop variable {v.name}")
+        invariants.append(s)
+    return invariants
+
+
+def _body_result(body_g: FuncGraph, structure: Any, single: bool, flat_vars: list[Tensor],
+                 invariants: list[TensorShape]) -> list[Tensor]:
+    """The body's outputs, flat, checked against the loop variables: same structure,
+    dtypes, and shapes within the invariants (each error names the variable)."""
+    result = body_g.structured_outputs
+    if single or (isinstance(structure, (list, _pytuple)) and len(structure) == 1
+                  and not isinstance(result, (list, _pytuple))):
+        result = [result]
+    try:
+        assert_same_structure(structure if not single else [0], result, "loop_vars",
+                              "body output")
+    except ValueError as e:
+        raise ValueError(f"body of tf.while_loop must return the same structure as loop_vars: "
+                         f"{e}") from None
+    res_flat = flatten(result)
+    for v, out, inv in zip(flat_vars, res_flat, invariants):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"body of tf.while_loop returned {out!r} for loop variable {v.name}; "
+                            "loop variables must be tensors")
+        if out.dtype.base_dtype != v.dtype.base_dtype:
+            raise TypeError(f"Loop variable {v.name} enters the loop as {v.dtype.name} but the "
+                            f"body returns {out.dtype.base_dtype.name} ({out.name})")
+        if not _shape_leq(out.shape, inv):
+            raise ValueError(
+                f"Input tensor '{v.name}' enters the loop with shape {inv}, but has shape "
+                f"{out.shape} after one iteration. To allow the shape to vary across "
+                "iterations, use the `shape_invariants` argument of tf.while_loop to specify "
+                "a less-specific shape.")
+    return list(res_flat)
+
+
+def _share_captures(cond_g: FuncGraph, body_g: FuncGraph, n: int) -> list[Tensor]:
+    """Gives cond and body the same captured tensors, in one order, as extra inputs after
+    the `n` loop variables; the body passes them through as extra loop variables.
+    Returns those outer tensors."""
+    union: list[Tensor] = []
+    for fg in (cond_g, body_g):
+        for outer, _ in fg.captures:
+            if outer not in union:
+                union.append(outer)
+    for fg in (cond_g, body_g):
+        for outer in union:
+            fg.capture(outer)
+        caps = dict(fg.captures)
+        fg.inputs = fg.inputs[:n] + [caps[t] for t in union]
+    body_g.outputs = body_g.outputs + body_g.inputs[n:]
+    return union
+
+
+def _create_while(base: str, cond_g: FuncGraph, body_g: FuncGraph, inputs: list[Tensor],
+                  shapes: list[TensorShape], maximum_iterations: Any,
+                  parallel_iterations: int) -> Operation:
+    """The While op over finished cond/body graphs (the bodies join the graph's library)."""
+    g = get_default_graph()
+    max_iter: list[Tensor] = []
+    if maximum_iterations is not None:
+        max_iter = [convert_to_tensor(maximum_iterations, name="maximum_iterations")]
+        if not max_iter[0].dtype.base_dtype.is_integer:
+            raise TypeError(f"maximum_iterations must be an integer, got {max_iter[0].name} "
+                            f"of dtype {max_iter[0].dtype.name}")
+    ctrl = [c for c in cond_g.outer_control_inputs + body_g.outer_control_inputs
+            if c.graph is g]
+    with g.control_dependencies(ctrl):
+        op = g.create_op("While", [inputs, max_iter], {
+            "cond": cond_g, "body": body_g, "T": [t.dtype.base_dtype for t in inputs],
+            "output_shapes": _shapes_attr(shapes),
+            "parallel_iterations": int(parallel_iterations)}, name=base)
+    g._functions[cond_g.name] = cond_g
+    g._functions[body_g.name] = body_g
+    return op
+
+
 def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any,
                shape_invariants: Any = None, parallel_iterations: int = 10,
                back_prop: bool = True, swap_memory: bool = False,
@@ -216,18 +304,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     flat_vars = [convert_to_tensor(v) for v in flatten(structure)]
     if not flat_vars:
         raise ValueError("tf.while_loop needs at least one loop variable")
-    if shape_invariants is None:
-        invariants = [v.shape for v in flat_vars]
-    else:
-        inv_struct = [shape_invariants] if single else shape_invariants
-        inv_flat = flatten_shapes(inv_struct, structure)
-        invariants = []
-        for v, s in zip(flat_vars, inv_flat):
-            s = v.shape if s is None else as_shape(s)
-            if not _shape_leq(v.shape, s):
-                raise ValueError(f"The shape invariant {s} is not compatible with the initial "
-                                 f"shape {v.shape} of loop variable {v.name}")
-            invariants.append(s)
+    invariants = _invariants(flat_vars, shape_invariants, single, structure)
     specs = [(v.dtype.base_dtype, s) for v, s in zip(flat_vars, invariants)]
     ta_packer = ta_template if not single else [loop_vars]
 
@@ -246,63 +323,14 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     if len(cond_g.outputs) != 1 or cond_g.outputs[0].dtype.base_dtype != _dt.bool:
         raise TypeError(f"cond of tf.while_loop must return one bool scalar tensor, got "
                         f"{cond_g.structured_outputs!r}")
-    # The body's result, structured like the loop vars.
-    result = body_g.structured_outputs
-    if single or (isinstance(structure, (list, _pytuple)) and len(structure) == 1
-                  and not isinstance(result, (list, _pytuple))):
-        result = [result]
-    try:
-        assert_same_structure(structure if not single else [0], result, "loop_vars",
-                              "body output")
-    except ValueError as e:
-        raise ValueError(f"body of tf.while_loop must return the same structure as loop_vars: "
-                         f"{e}") from None
-    res_flat = flatten(result)
-    for v, out, inv in zip(flat_vars, res_flat, invariants):
-        if not isinstance(out, Tensor):
-            raise TypeError(f"body of tf.while_loop returned {out!r} for loop variable {v.name}; "
-                            "loop variables must be tensors")
-        if out.dtype.base_dtype != v.dtype.base_dtype:
-            raise TypeError(f"Loop variable {v.name} enters the loop as {v.dtype.name} but the "
-                            f"body returns {out.dtype.base_dtype.name} ({out.name})")
-        if not _shape_leq(out.shape, inv):
-            raise ValueError(
-                f"Input tensor '{v.name}' enters the loop with shape {inv}, but has shape "
-                f"{out.shape} after one iteration. To allow the shape to vary across "
-                "iterations, use the `shape_invariants` argument of tf.while_loop to specify "
-                "a less-specific shape.")
-    body_g.outputs = list(res_flat)
+    body_g.outputs = _body_result(body_g, structure, single, flat_vars, invariants)
     n = len(flat_vars)
-    union: list[Tensor] = []
-    for fg in (cond_g, body_g):
-        for outer, _ in fg.captures:
-            if outer not in union:
-                union.append(outer)
-    for fg in (cond_g, body_g):
-        for outer in union:
-            fg.capture(outer)
-        caps = dict(fg.captures)
-        fg.inputs = fg.inputs[:n] + [caps[t] for t in union]
-    # Captured values ride along as extra loop variables that the body passes through.
-    body_g.outputs = body_g.outputs + body_g.inputs[n:]
+    union = _share_captures(cond_g, body_g, n)
     cond_g._finish()
     body_g._finish()
-    inputs = flat_vars + union
-    max_iter: list[Tensor] = []
-    if maximum_iterations is not None:
-        max_iter = [convert_to_tensor(maximum_iterations, name="maximum_iterations")]
-        if not max_iter[0].dtype.base_dtype.is_integer:
-            raise TypeError(f"maximum_iterations must be an integer, got {max_iter[0].name} "
-                            f"of dtype {max_iter[0].dtype.name}")
-    ctrl = [c for c in cond_g.outer_control_inputs + body_g.outer_control_inputs
-            if c.graph is g]
-    with g.control_dependencies(ctrl):
-        op = g.create_op("While", [inputs, max_iter], {
-            "cond": cond_g, "body": body_g, "T": [t.dtype.base_dtype for t in inputs],
-            "output_shapes": _shapes_attr(list(invariants) + [t.shape for t in union]),
-            "parallel_iterations": int(parallel_iterations)}, name=base)
-    g._functions[cond_g.name] = cond_g
-    g._functions[body_g.name] = body_g
+    op = _create_while(base, cond_g, body_g, flat_vars + union,
+                       list(invariants) + [t.shape for t in union], maximum_iterations,
+                       parallel_iterations)
     outs = op.outputs[:n]
     if not back_prop:
         outs = [stop_gradient(t) for t in outs]

@@ -201,6 +201,41 @@ def _vector(n: Any, like: Tensor, eye: bool) -> Tensor:
     return matrix_diag(ones) if eye else ones
 
 
+def _ellipsis_grad(op: Operation, x: Tensor, grad: Tensor, subs: Subs, out: Subs,
+                   operands: list[Tensor], terms: list[Subs], target: list[str]) -> Tensor:
+    """The gradient of an input with "...": its broadcast dimensions are summed back to
+    the input's own (right-aligned) ones, wherever "..." sits in its subscripts."""
+    e = subs.index(_ELL)
+    n_core = len(subs) - 1
+    if _ELL not in out:
+        # The output summed "..." away: a ones operand brings back this input's "...".
+        if x.shape.ndims is not None and x.shape[e:x.shape.ndims - n_core + e] \
+                .is_fully_defined():
+            ell_dims: Any = x.shape.as_list()[e:x.shape.ndims - n_core + e]
+            ones_ell = convert_to_tensor(np.ones(ell_dims, grad.dtype.base_dtype.as_numpy_dtype))
+        else:
+            xs = _tf_shape(x)
+            ell_dims = xs[e:-(n_core - e)] if n_core > e else xs[e:]
+            ones_ell = fill(ell_dims, convert_to_tensor(
+                np.ones((), grad.dtype.base_dtype.as_numpy_dtype)))
+        operands.append(ones_ell)
+        terms.append((_ELL,))
+    # The gradient's "..." is the broadcast of every input's: move it to the front so
+    # sum_to_shape can reduce it to this input's (right-aligned) "..." dimensions.
+    front = (_ELL,) + tuple(t for t in target if t != _ELL)
+    g = einsum(_text(terms, front), *operands)
+    if e == 0:
+        return sum_to_shape(g, x)
+    r = x.shape.ndims
+    if r is None:
+        raise ValueError(f"einsum gradient of {op.name}: input {x.name} needs a known rank "
+                         "when '...' is not its first subscript.")
+    n_ell = r - n_core
+    perm = list(range(e, e + n_ell)) + list(range(e)) + list(range(e + n_ell, r))
+    g = sum_to_shape(g, transpose(x, perm))
+    return transpose(g, list(np.argsort(perm)))
+
+
 def _input_grad(op: Operation, grad: Tensor, i: int, ins: tuple[Subs, ...],
                 out: Subs) -> Tensor:
     x = op.inputs[i]
@@ -234,35 +269,7 @@ def _input_grad(op: Operation, grad: Tensor, i: int, ins: tuple[Subs, ...],
             present.add(t)
     if _ELL not in subs:
         return einsum(_text(terms, tuple(target)), *operands)
-    e = subs.index(_ELL)
-    n_core = len(subs) - 1
-    if _ELL not in out:
-        # The output summed "..." away: a ones operand brings back this input's "...".
-        if x.shape.ndims is not None and x.shape[e:x.shape.ndims - n_core + e] \
-                .is_fully_defined():
-            ell_dims: Any = x.shape.as_list()[e:x.shape.ndims - n_core + e]
-            ones_ell = convert_to_tensor(np.ones(ell_dims, grad.dtype.base_dtype.as_numpy_dtype))
-        else:
-            xs = _tf_shape(x)
-            ell_dims = xs[e:-(n_core - e)] if n_core > e else xs[e:]
-            ones_ell = fill(ell_dims, convert_to_tensor(
-                np.ones((), grad.dtype.base_dtype.as_numpy_dtype)))
-        operands.append(ones_ell)
-        terms.append((_ELL,))
-    # The gradient's "..." is the broadcast of every input's: move it to the front so
-    # sum_to_shape can reduce it to this input's (right-aligned) "..." dimensions.
-    front = (_ELL,) + tuple(t for t in target if t != _ELL)
-    g = einsum(_text(terms, front), *operands)
-    if e == 0:
-        return sum_to_shape(g, x)
-    r = x.shape.ndims
-    if r is None:
-        raise ValueError(f"einsum gradient of {op.name}: input {x.name} needs a known rank "
-                         "when '...' is not its first subscript.")
-    n_ell = r - n_core
-    perm = list(range(e, e + n_ell)) + list(range(e)) + list(range(e + n_ell, r))
-    g = sum_to_shape(g, transpose(x, perm))
-    return transpose(g, list(np.argsort(perm)))
+    return _ellipsis_grad(op, x, grad, subs, out, operands, terms, target)
 
 
 @einsum_op.gradient

@@ -99,25 +99,11 @@ def _apply_dense(rule: Rule, arrays: dict[str, np.ndarray], grad: np.ndarray, hy
                            for lo in range(0, n, per)])
 
 
-def define_apply(op_type: str, inputs: tuple[str, ...], rule: Rule,
-                 sparse: bool = False, extra_attrs: dict[str, Any] | None = None,
-                 full_rule: Callable[..., None] | None = None) -> Any:
-    """Registers an Apply*/SparseApply* op from a NumPy update `rule`.
-
-    `inputs` lists "&var", the slots ("&m"), the hyperparameters and "grad"
-    (and "indices" when `sparse`). `rule(arrays, grad, hyper, attrs)` updates
-    the arrays in place; for sparse ops it sees only the touched rows, unless
-    `full_rule(arrays, idx, grad, hyper, attrs)` is given (rules that touch
-    every row, like TF1's sparse Adam).
-    """
-    names = [i.lstrip("&") for i in inputs]
-    refs = [i.lstrip("&") for i in inputs if i.startswith("&")]
-    hypers = [n for n in names if n not in refs and n not in ("grad", "indices")]
-    attrs = {"use_locking": False, **(extra_attrs or {})}
-    op = define_op(op_type, inputs=inputs, attrs=attrs, stateful=True)
-
-    @op.shape
-    def _(*args: Tensor, **kw: Any) -> Any:
+def _apply_shape_fn(op_type: str, names: list[str], refs: list[str], hypers: list[str],
+                    sparse: bool) -> Callable[..., Any]:
+    """define_apply's shape function: slots shaped like the variable, scalar
+    hyperparameters, a gradient of the variable's dtype and (rows of its) shape."""
+    def shape(*args: Tensor, **kw: Any) -> Any:
         d = dict(zip(names, args))
         var = d["var"]
         if not var.dtype.is_ref_dtype:
@@ -142,14 +128,20 @@ def define_apply(op_type: str, inputs: tuple[str, ...], rule: Rule,
             raise ValueError(f"{op_type}: gradient {g.name} has shape {g.shape}, expected "
                              f"{want} for variable {var.name} of shape {var.shape}")
         return var.dtype, var.shape
+    return shape
 
+
+def _apply_kernel(op_type: str, names: list[str], refs: list[str], hypers: list[str],
+                  sparse: bool, rule: Rule, full_rule: Callable[..., None] | None
+                  ) -> Callable[..., VariableResource]:
+    """define_apply's kernel: `rule` on the variable and slot buffers, under the update
+    gate (and the variable's lock with use_locking); sparse ops see deduplicated rows."""
     # Positions, not a dict per call: a ps applies dozens of these a step.
     ref_pos = [(r, names.index(r)) for r in refs]
     hyper_pos = [(h, names.index(h)) for h in hypers]
     grad_pos = names.index("grad")
 
-    @op.kernel("CPU")
-    def _(*args: Any, **kw: Any) -> VariableResource:
+    def kernel(*args: Any, **kw: Any) -> VariableResource:
         var: VariableResource = args[0]
         lock = var.lock if kw["use_locking"] else _NO_LOCK
         with gated_update(var), lock:  # a checkpoint sees var and slots from one moment
@@ -175,7 +167,28 @@ def define_apply(op_type: str, inputs: tuple[str, ...], rule: Rule,
                 for r, a in arrays.items():
                     a[idx] = rows[r]
         return var
+    return kernel
 
+
+def define_apply(op_type: str, inputs: tuple[str, ...], rule: Rule,
+                 sparse: bool = False, extra_attrs: dict[str, Any] | None = None,
+                 full_rule: Callable[..., None] | None = None) -> Any:
+    """Registers an Apply*/SparseApply* op from a NumPy update `rule`.
+
+    `inputs` lists "&var", the slots ("&m"), the hyperparameters and "grad"
+    (and "indices" when `sparse`). `rule(arrays, grad, hyper, attrs)` updates
+    the arrays in place; for sparse ops it sees only the touched rows, unless
+    `full_rule(arrays, idx, grad, hyper, attrs)` is given (rules that touch
+    every row, like TF1's sparse Adam).
+    """
+    names = [i.lstrip("&") for i in inputs]
+    refs = [i.lstrip("&") for i in inputs if i.startswith("&")]
+    hypers = [n for n in names if n not in refs and n not in ("grad", "indices")]
+    attrs = {"use_locking": False, **(extra_attrs or {})}
+    op = define_op(op_type, inputs=inputs, attrs=attrs, stateful=True)
+
+    op.shape(_apply_shape_fn(op_type, names, refs, hypers, sparse))
+    op.kernel("CPU")(_apply_kernel(op_type, names, refs, hypers, sparse, rule, full_rule))
     op.no_gradient()
     return op
 
