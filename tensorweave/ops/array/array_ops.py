@@ -1,11 +1,11 @@
 """Array ops (`tf.reshape`, `tf.concat`, `tf.gather`, slicing...): the public facade.
 
-The stanzas live in small files: `shape_ops` (shape, size, rank, reshape,
-expand_dims, squeeze, shared helpers), `fill_ops` (transpose, fill,
-zeros/ones(_like), range, stop_gradient), `join_ops` (stack, unstack,
-concat, split), `pad_ops` (tile, pad), `slice_ops` (slice,
-strided_slice, `Tensor.__getitem__`) and `index_ops` (gather, one_hot,
-boolean_mask). Importing this module registers all of them.
+The stanzas live in small files: `core_ops` (Const, Placeholder, Identity; shared
+helpers), `shape_ops` (shape, size, rank, reshape, expand_dims, squeeze), `fill_ops`
+(transpose, fill, zeros/ones(_like), range, stop_gradient), `join_ops` (stack, unstack,
+concat, split), `pad_ops` (tile, pad), `slice_ops` (slice, strided_slice,
+`Tensor.__getitem__`) and `index_ops` (gather, one_hot, boolean_mask).
+Importing this module registers all of them.
 
 Example:
     >>> x = tf.reshape(tf.range(6), [2, 3])

@@ -7,8 +7,9 @@ library, so only the taken branch runs and a loop runs in one kernel call.
 
 The code lives in `cond_ops` (If, tf.cond, tf.case),
 `while_ops` (While, WhileGrad, tf.while_loop), `assert_ops`
-(tf.group, tf.tuple, tf.Assert, tf.assert_*, tf.Print) and `util`;
-this module re-exports their public names. Importing it registers all the ops.
+(tf.group, tf.tuple, tf.Assert, tf.assert_*, tf.Print) and `scan_ops`
+(FunctionalScan, under tf.map_fn/scan/fold*); this module re-exports their public
+names. Importing it registers all the ops.
 
 Example:
     >>> x = tf.placeholder(tf.float32, [])
