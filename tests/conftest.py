@@ -21,6 +21,12 @@ Clusters (every server on loopback). The shape is 1 ps + 2 workers, or that of
                         (`transport.registry.names()`: "grpc", "inprocess", "tcp", "unix";
                         parametrised, TENSORWEAVE_TRANSPORT set for the test): one test body
                         runs against every transport; `net.transport` names the current one
+
+Several hosts on one machine (root and `ip netns` needed, else skipped with the reason):
+    netns_bed           one `NetnsBed` per test module: hosts "ps0", "worker0", "worker1",
+                        "proxy" (for a `NetnsCluster(..., via_proxy=True)`'s fault proxy) and
+                        "outsider" (in no ClusterSpec), each a network namespace with its own
+                        10.213.n.x address on one bridge; removed after the module
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ import tensorweave as tf
 from tensorweave.distributed.transport import registry
 from tensorweave.testing.cluster import InProcessCluster, LocalCluster, transports
 from tensorweave.testing.cluster_pool import ClusterPool
+from tensorweave.testing.netns import NetnsBed, unavailable_reason
 
 import suite_markers
 from suite_markers import unit_guard  # noqa: F401  (an autouse fixture: found by its name here)
@@ -114,3 +121,16 @@ def net(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
     c = cluster_pool.lend(request.param, *_shape(request))
     c.transport = request.param
     return c
+
+
+NETNS_HOSTS = ("ps0", "worker0", "worker1", "proxy", "outsider")
+
+
+@pytest.fixture(scope="module")
+def netns_bed() -> Iterator[NetnsBed]:
+    """One multi-host bed per module (see the module docstring); always removed."""
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with NetnsBed(NETNS_HOSTS) as bed:
+        yield bed

@@ -109,16 +109,20 @@ class LocalCluster:
             self.wait_task(job, i, 30)
         return self
 
+    def command(self, job: str, index: int) -> list[str]:
+        """The argv of (job, index)'s process (a subclass may wrap it, e.g. in a netns)."""
+        if job in self.programs:
+            return list(self.programs[job])
+        return [sys.executable, "-m", "tensorweave.testing.cluster", "--job", job, "--task",
+                str(index), "--cluster", json.dumps(self.spec)]
+
     def start_task(self, job: str, index: int) -> subprocess.Popen:
         """Starts (job, index)'s process; its output goes to a new log file."""
         env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
         if job in self.programs:
-            cmd = list(self.programs[job])
             env["TF_CONFIG"] = json.dumps({"cluster": self.spec,
                                            "task": {"type": job, "index": index}})
-        else:
-            cmd = [sys.executable, "-m", "tensorweave.testing.cluster", "--job", job, "--task",
-                   str(index), "--cluster", json.dumps(self.spec)]
+        cmd = self.command(job, index)
         runs = self.logs.setdefault((job, index), [])
         path = os.path.join(self._logdir.name, f"{job}{index}-{len(runs)}.log")
         runs.append(path)
