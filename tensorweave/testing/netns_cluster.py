@@ -66,12 +66,12 @@ class NetnsCluster(LocalCluster):
         if via_proxy:
             self.proxy = FaultProxy(names={ip: h for h, ip in bed.ips.items()},
                                     netns=bed.netns(proxy_host))
-            for (job, i), (ip, port) in self.real.items():
-                front[(job, i)] = self.proxy.add_route((bed.ips[proxy_host], port), (ip, port),
-                                                       name=self.hosts[job][i])
+            front = {key: (bed.ips[proxy_host], port) for key, (_, port) in self.real.items()}
             # The ClusterSpec names the proxy's address: each task listens on every
             # interface, since that address is not its own.
             env.update(knobs.BIND_ALL.setting(True))
+        self._front = front
+        self._routed: set[tuple[str, int]] = set()
         spec = {job: [f"{front[(job, i)][0]}:{front[(job, i)][1]}" for i in range(len(hs))]
                 for job, hs in self.hosts.items()}
         super().__init__(spec=spec, env=env, **kwargs)
@@ -87,6 +87,13 @@ class NetnsCluster(LocalCluster):
         """Waits until (job, index) listens on its own address (seen from its host)."""
         self.bed.wait_listening(self.host(job, index), self.real[(job, index)], timeout,
                                 proc=self.procs[(job, index)])
+        if self.proxy is not None and (job, index) not in self._routed:
+            # The proxy listens for a task once the task listens: until then its address
+            # refuses connections, as a host's would (a proxy that accepts and then resets
+            # is another fault: see `FaultProxy.reset`).
+            self.proxy.add_route(self._front[(job, index)], self.real[(job, index)],
+                                 name=self.host(job, index))
+            self._routed.add((job, index))
 
     def start(self) -> "NetnsCluster":
         if self.proxy is not None:
