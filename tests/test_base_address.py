@@ -104,3 +104,21 @@ def test_transports_and_registry_use_the_same_key():
 def test_doctests():
     result = doctest.testmod(address_module)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ("10.1.0.0/16", "10.1.0.0/16"), ("10.1.2.3/16", "10.1.0.0/16"), ("10.0.0.7", "10.0.0.7/32"),
+    ("::1", "::1/128"), ("[fd00::]", "fd00::/128"), ("ps0.example.com", "ps0.example.com"),
+])
+def test_parse_network(entry, expected):
+    from tensorweave.base.address import parse_network
+    assert str(parse_network(entry)) == expected
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("ps0:2222", "has a port"), ("10.0.0.1:80", "has a port"), ("1.2.3.4.5", "not a valid"),
+    ("fd00::/200", "not a valid"), ("a b", "not a host name"), ("  ", "is empty")])
+def test_parse_network_names_bad_entries(entry, message):
+    from tensorweave.base.address import parse_network
+    with pytest.raises(ValueError, match=message):
+        parse_network(entry)

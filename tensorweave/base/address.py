@@ -15,9 +15,16 @@ Example:
 from __future__ import annotations
 
 import functools
+import ipaddress
+import re
 import socket
+from typing import Union
 
-__all__ = ["LOOPBACK_NAMES", "address_key", "is_loopback", "parse_host_port", "same_host"]
+__all__ = ["LOOPBACK_NAMES", "Network", "address_key", "is_loopback", "parse_host_port",
+           "parse_network", "same_host"]
+
+Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+_HOST_NAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost"})
 """Host names that all mean "this machine's loopback interface" (one key: "localhost")."""
@@ -70,6 +77,44 @@ def parse_host_port(address: str) -> tuple[str, int]:
         raise ValueError(f"Address {address!r} has port {port!r}, which is not a number in "
                          f"[0, 65535]; {_FORM}.")
     return host, int(port)
+
+
+def parse_network(entry: str) -> Network | str:
+    """A host allowed to connect, as `--allow-from` names it: a network, or a name to resolve.
+
+    Args:
+        entry: a CIDR ("10.0.0.0/8", "fd00::/8"), one address ("10.0.0.7", "::1" or
+            "[::1]"), or a host name ("ps0.example.com"); no port.
+
+    Returns:
+        An `ipaddress` network (an address is a network of one), or the host name as given.
+
+    Raises:
+        ValueError: a malformed entry (a port, a bad CIDR, a name that is not a host
+            name); the message names it.
+
+    Example:
+        >>> parse_network("10.1.0.0/16"), parse_network("[::1]"), parse_network("w0")
+        (IPv4Network('10.1.0.0/16'), IPv6Network('::1/128'), 'w0')
+    """
+    text = entry.strip() if isinstance(entry, str) else entry
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"Allowed host {entry!r} is empty; name a host, an address or a "
+                         "CIDR such as '10.0.0.0/8'.")
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        return ipaddress.ip_network(bare, strict=False)
+    except ValueError as e:
+        if "/" in bare or bare.count(":") > 1 or bare.replace(".", "").isdigit():
+            raise ValueError(f"Allowed host {entry!r} is not a valid address or CIDR ({e}); "
+                             "write e.g. '10.0.0.7' or '10.0.0.0/8'.") from None
+    if ":" in bare:
+        raise ValueError(f"Allowed host {entry!r} has a port; name the host only (any port "
+                         f"of it may connect), e.g. {bare.rpartition(':')[0]!r}.")
+    if not _HOST_NAME.match(bare):
+        raise ValueError(f"Allowed host {entry!r} is not a host name, an address or a CIDR; "
+                         "write e.g. 'ps0.example.com', '10.0.0.7' or '10.0.0.0/8'.")
+    return bare
 
 
 def is_loopback(host: str) -> bool:

@@ -14,6 +14,7 @@ The rules, the same for every knob:
   "2.5"), sizes end in `_BYTES` (an integer, or a number with a binary suffix: "512KiB",
   "16MiB", "1.5GiB", "1TiB"). Counts have no suffix. Nothing ends in `_S`, `_MS` or `_MB`.
 - Paths are used as given; a path list is separated by `os.pathsep` (":" on Linux).
+- A list of words (hosts, CIDRs) is separated by commas or blanks.
 - An old spelling (`TENSORWEAVE_HANDSHAKE_TIMEOUT_S`, `TENSORWEAVE_SHM_RING_MB`) is still
   read when the new name is unset, in its old unit, and logs one WARNING naming the new one.
 
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 __all__ = ["Alias", "Bool", "Bytes", "Int", "Knob", "Path", "PathList", "Secs", "Text",
-           "all_knobs", "lookup"]
+           "Words", "all_knobs", "lookup"]
 
 log = logging.getLogger("tensorweave.knobs")
 T = TypeVar("T")
@@ -298,6 +299,17 @@ class PathList(Knob[tuple[str, ...]]):
         return os.pathsep.join(value)
 
 
+class Words(Knob[tuple[str, ...]]):
+    """Words separated by commas or blanks ("10.0.0.0/8, ps0"); empty entries are dropped."""
+
+    kind = "list"
+
+    def _parse(self, text: str, scale: float) -> tuple[str, ...]:
+        return tuple(w for w in re.split(r"[,\s]+", text) if w)
+
+    def format(self, value: tuple[str, ...]) -> str:
+        return ",".join(value)
+
 
 K = TypeVar("K", bound=Knob)
 _REGISTRY: dict[str, Knob] = {}
@@ -386,6 +398,10 @@ ALLOW_DIRS = _declare(_SECURITY, PathList(
     "summaries) may touch; `--allow-dir` sets it.",
     default_doc="unset: a server allows the current and the temp directory; an in-process "
                 "session is not confined"))
+ALLOW_FROM = _declare(_SECURITY, Words(
+    "TENSORWEAVE_ALLOW_FROM", (), doc="Without credentials a task accepts connections only "
+    "from its ClusterSpec's hosts; these hosts, addresses or CIDRs (or `any`) may connect "
+    "too; `--allow-from` sets it.", default_doc="unset: the cluster's hosts only"))
 BIND_ALL = _declare(_CLUSTER, Bool(
     "TENSORWEAVE_BIND_ALL", False, doc="A server listens on every interface, not only its "
     "own address (`tensorweave manifest` sets it)."))

@@ -49,7 +49,7 @@ def connect(address: str, task: str, service: str, credentials: Any = None,
 
 
 def serve(protocol: str | None, bind_host: str, host: str, port: int, server: Any,
-          name: str, credentials: Any = None) -> list[Any]:
+          name: str, credentials: Any = None, peer_filter: Any = None) -> list[Any]:
     """Starts every listener a server of `protocol` needs; a socket protocol's first
     listener has `port`. None of them for a protocol that serves no sockets.
 
@@ -58,7 +58,9 @@ def serve(protocol: str | None, bind_host: str, host: str, port: int, server: An
     unix listener for this machine's tasks on the address's abstract socket. The
     unix socket starts first (once the cluster port answers, every path must be
     ready), except for port 0, whose real number only gRPC's bind tells. Both
-    require `credentials` (None: this process's default) of every connection.
+    require `credentials` (None: this process's default) of every connection; the
+    cluster port admits only the addresses `peer_filter` allows
+    (transport/admission.py; None: any; the unix socket serves this machine only).
 
     Raises:
         ValueError: an address that cannot be bound (or port 0 without sockets).
@@ -76,7 +78,7 @@ def serve(protocol: str | None, bind_host: str, host: str, port: int, server: An
     try:
         if port:
             listeners.append(UnixListener(f"{host}:{port}", server, creds, name))
-        grpc_listener = GrpcListener(f"{bind_host}:{port}", server, name, creds)
+        grpc_listener = GrpcListener(f"{bind_host}:{port}", server, name, creds, peer_filter)
         listeners.insert(0, grpc_listener)
         if not port:
             listeners.append(UnixListener(f"{host}:{grpc_listener.port}", server, creds,

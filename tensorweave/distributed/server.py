@@ -21,7 +21,8 @@ from tensorweave.distributed.master import MasterService
 from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
 from tensorweave.distributed.protocol.methods import MASTER_SERVICE, WORKER_SERVICE
 from tensorweave.distributed.run_config import TaskType
-from tensorweave.distributed.transport import registry
+from tensorweave.distributed.transport import admission, registry
+from tensorweave.distributed.transport import credentials as creds_mod
 from tensorweave.distributed.worker import WorkerService
 from tensorweave.framework import errors
 from tensorweave.framework.device import parse_task_name, task_name
@@ -113,6 +114,10 @@ class Server:
         allow_dirs: the only directories this task's file ops (Saver, TFRecordDataset,
             ...) may touch; None: TENSORWEAVE_ALLOW_DIRS if set, else the current and the
             system temp directory (`framework/file_access.py`).
+        allow_from: without credentials, the task port admits connections only from
+            the ClusterSpec's hosts (resolved at start; a loopback cluster: loopback
+            only); these hosts, addresses or CIDRs ("10.0.0.0/8", or "any") may connect
+            too. None: TENSORWEAVE_ALLOW_FROM (`transport/admission.py`).
 
     Raises:
         ValueError: ambiguous job/task, a job the cluster does not have (as TF), or
@@ -128,8 +133,9 @@ class Server:
                  config: ConfigProto | None = None, start: bool = True,
                  bind_all: bool = False, exit_when_done: bool = True,
                  done_grace_secs: float = 60.0, credentials: Any = None,
-                 allow_dirs: Any = None) -> None:
+                 allow_dirs: Any = None, allow_from: Any = None) -> None:
         self._credentials = credentials
+        self._allow_from = allow_from
         self._server_def = _server_def(server_or_cluster_def, job_name, task_index, protocol,
                                        config)
         self._cluster = ClusterSpec(self._server_def.cluster)
@@ -189,7 +195,8 @@ class Server:
             "127.0.0.1" if self._host in ("localhost", "127.0.0.1") else self._host)
         try:
             self._listeners = peers.serve(self.protocol, host, self._host, self._port,
-                                          self, self.task, self._credentials)
+                                          self, self.task, self._credentials,
+                                          self._peer_filter())
         except ValueError as e:
             # TF's class for a server that cannot start (its text is only "Could not
             # start gRPC server"); ours says which port, which task and what to do.
@@ -205,6 +212,15 @@ class Server:
         at_exit(self.stop)  # registered before sessions close at exit, so it runs after them
         if self._server_def.job_name in (TaskType.CHIEF, TaskType.MASTER):
             at_normal_exit(self._chief_program_ended)  # runs before stop() (LIFO)
+
+    def _peer_filter(self) -> admission.PeerFilter | None:
+        """Who may reach the task port: with no credentials, the ClusterSpec's hosts
+        (and `allow_from`); with credentials, anyone who proves them."""
+        if not registry.get(self.protocol).serves_sockets:
+            return None
+        addresses = [a for j in self._cluster.jobs for a in self._cluster.job_tasks(j) if a]
+        return admission.for_server(addresses, self.task,
+                                    self._credentials or creds_mod.default(), self._allow_from)
 
     def _chief_program_ended(self) -> None:
         """A chief's (or legacy master's) program that ends normally has finished the

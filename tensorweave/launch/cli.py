@@ -166,9 +166,10 @@ def _credential_flags(sub: argparse._SubParsersAction) -> None:
     credentials.add_server_flags(sub.choices["server"])
     credentials.add_manifest_flags(sub.choices["manifest"])
     credentials.add_certs_parser(sub)
-    from tensorweave.launch.file_flags import add_allow_dir_flag
-    add_allow_dir_flag(sub.choices["launch"])
-    add_allow_dir_flag(sub.choices["server"])
+    from tensorweave.launch.file_flags import add_allow_dir_flag, add_allow_from_flag
+    for name in ("launch", "server"):
+        add_allow_dir_flag(sub.choices[name])
+        add_allow_from_flag(sub.choices[name])
 
 
 def _run_launch(args: argparse.Namespace, command: list[str]) -> int:
@@ -185,8 +186,9 @@ def _run_launch(args: argparse.Namespace, command: list[str]) -> int:
                               backoff=args.restart_backoff,
                               backoff_max=args.restart_backoff_max))
     from tensorweave.launch.credentials import run_with_credentials
-    from tensorweave.launch.file_flags import apply_allow_dirs
+    from tensorweave.launch.file_flags import apply_allow_dirs, apply_allow_from
     apply_allow_dirs(args)  # the tasks inherit TENSORWEAVE_ALLOW_DIRS
+    apply_allow_from(args)  # and TENSORWEAVE_ALLOW_FROM
     return run_with_credentials(args, options, Launcher(command, options).run)
 
 
@@ -196,8 +198,9 @@ def _run_server(args: argparse.Namespace, command: list[str]) -> int:
     from tensorweave.launch.credentials import apply_server_flags
     configure_logging()
     apply_server_flags(args)
-    from tensorweave.launch.file_flags import apply_allow_dirs
+    from tensorweave.launch.file_flags import apply_allow_dirs, apply_allow_from
     apply_allow_dirs(args)
+    apply_allow_from(args)
     cluster, job, index = resolve_task(args.cluster, args.job, args.task)
     return serve(cluster, job, index, bind_all=args.bind_all,
                  exit_when_done=not args.keep_running, done_grace=args.done_grace)

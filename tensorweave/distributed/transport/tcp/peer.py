@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.protocol.methods import SERVICES
 from tensorweave.distributed.transport import credentials as creds_mod
+from tensorweave.distributed.transport.admission import PeerFilter
 from tensorweave.distributed.transport.base import Done, Peer, ServiceHost, Tensors
 from tensorweave.distributed.transport.tcp.bulk import BulkOffers
 from tensorweave.distributed.transport.credentials import Credentials
@@ -74,13 +75,15 @@ class GrpcListener:
 
     `credentials` (default: none) are what every connection must prove: the port
     terminates TLS, the servers' guard checks each call (grpc_auth.py).
+    `peer_filter` (admission.py; None: any address) is who may connect at all.
 
     Raises:
         ValueError: when the address cannot be bound.
     """
 
     def __init__(self, bind_address: str, host: ServiceHost, name: str,
-                 credentials: Credentials = creds_mod.NONE) -> None:
+                 credentials: Credentials = creds_mod.NONE,
+                 peer_filter: PeerFilter | None = None) -> None:
         # gRPC listens on a private abstract socket; the task's one TCP port is the
         # SharedPort in front of it, which also serves big tensors' raw pulls.
         grpc_socket = f"tensorweave-grpc-{os.getpid()}-{secrets.token_hex(8)}"
@@ -96,7 +99,7 @@ class GrpcListener:
             if credentials.tls:  # plain gRPC clients are told UNAUTHENTICATED by it
                 self._refusal = RefusalServer(refusal_socket, name)
             self._front = SharedPort(bind_address, grpc_socket, self._offers, credentials,
-                                     name, refusal_socket)
+                                     name, refusal_socket, peer_filter)
         except ValueError:
             self._server.stop(None)
             if self._refusal is not None:

@@ -37,7 +37,7 @@ from typing import Any
 
 from tensorweave.base.address import parse_host_port
 from tensorweave.distributed.transport.tcp import bulk, bulk_auth, grpc_auth
-from tensorweave.distributed.transport import limits, sidechannel
+from tensorweave.distributed.transport import admission, limits, sidechannel
 from tensorweave.distributed.transport.credentials import NONE, Credentials
 
 __all__ = ["SharedPort", "relay_target"]
@@ -64,6 +64,7 @@ class SharedPort:
         task: the task's name, for the log of refused peers.
         refusal_socket: with TLS, the abstract socket of the server that refuses
             plain gRPC calls (grpc_auth.RefusalServer).
+        peer_filter: the addresses that may connect (admission.py; None: any).
 
     Raises:
         ValueError: when the address cannot be bound (port in use, foreign host).
@@ -71,8 +72,10 @@ class SharedPort:
 
     def __init__(self, bind_address: str, grpc_socket: str, offers: bulk.BulkOffers,
                  credentials: Credentials = NONE, task: str = "",
-                 refusal_socket: str = "") -> None:
+                 refusal_socket: str = "",
+                 peer_filter: admission.PeerFilter | None = None) -> None:
         host, port = parse_host_port(bind_address)
+        self._peer_filter = peer_filter
         self._grpc_socket = "\0" + grpc_socket
         self._creds, self._task = credentials, task or bind_address
         self._refusal_socket = "\0" + refusal_socket
@@ -110,6 +113,8 @@ class SharedPort:
                 continue
             except OSError:
                 return
+            if not admission.admit(self._peer_filter, conn, addr):
+                continue  # not from the cluster's hosts: closed before a byte is read
             peer = f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) else str(addr)
             if not self._admit(conn, peer):
                 continue
