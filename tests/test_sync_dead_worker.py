@@ -58,8 +58,11 @@ def _assert_chief_finished(chief: str) -> None:
 def test_backup_worker_lets_training_go_on_when_a_worker_dies(tmp_path):
     # 2 of 3 replicas aggregated: worker 1 killed for good, the chief and worker 0
     # finish the job; the dead worker is never waited for, so nothing is reported.
+    # (The ps then waits TENSORWEAVE_JOB_END_SILENCE_SECS for the dead worker's session:
+    # shortened here, where nothing comes back.)
     codes, chief = _job(tmp_path, 2, Fault("worker", 1, at_step=10, restart_after_secs=None),
-                        {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "5"})
+                        {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "5",
+                         "TENSORWEAVE_JOB_END_SILENCE_SECS": "3"})
     assert codes == {("ps", 0): 0, ("chief", 0): 0, ("worker", 0): 0}, (codes, chief[-3000:])
     _assert_chief_finished(chief)
     assert "Sync training is waiting" not in chief, chief[-3000:]

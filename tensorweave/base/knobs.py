@@ -408,6 +408,11 @@ BIND_ALL = _declare(_CLUSTER, Bool(
 NOTIFY_JOB_DONE = _declare(_CLUSTER, Bool(
     "TENSORWEAVE_NOTIFY_JOB_DONE", True, doc="The chief's normal end tells the ps tasks, whose "
     "`join()` then exits 0; 0 keeps TF's ps that never exits."))
+JOB_END_SILENCE_SECS = _declare(_CLUSTER, Secs(
+    "TENSORWEAVE_JOB_END_SILENCE_SECS", 45.0, minimum=0,
+    doc="Once the job is done, a ps closes a worker's open sessions when that worker has "
+        "answered none of its health checks (3 at least) for this long; at most the "
+        "server's done_grace_secs."))
 SESSION_DEADLINE_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SESSION_DEADLINE_SECS", 60.0, minimum=0, exclusive=True,
     doc="How long a session's steps, and creating or recovering a session, may wait for "

@@ -6,20 +6,24 @@ TF 1.x's parameter servers block in `server.join()` forever. Here:
    when training ends normally (through its master, which tells every task of
    the "ps" job: `MasterService.job_done` -> `WorkerService.job_done`);
 2. each ps server's `join()` asks its `JobEndWatch` every 0.2 s and, once the
-   job is done and no live worker session is open on it (a session whose owner
-   no longer answers is closed; after `done_grace_secs` open sessions are given
-   up on), stops the server and ends the process with exit code 0: as in TF,
-   `join()` never returns into the program.
+   job is done and no live worker session is open on it, stops the server and
+   ends the process with exit code 0: as in TF, `join()` never returns into the
+   program. A worker's sessions are closed when that worker is gone: silent
+   across several health checks for TENSORWEAVE_JOB_END_SILENCE_SECS (one lost
+   call is no death: a worker cut off for a while comes back and finishes);
+   after `done_grace_secs` open sessions are given up on.
 
 Set TENSORWEAVE_NOTIFY_JOB_DONE=0 to keep TF's behaviour (the ps never exits).
 """
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any, Callable
 
 from tensorweave.base import knobs
+from tensorweave.base.waits import Backoff, Wait
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import errors
 from tensorweave.framework.device import task_name
@@ -68,8 +72,72 @@ def notify_job_done(master_target: str, jobs: tuple[str, ...] = ("ps",),
     return list(resp.notified)
 
 
+CHECKS_BEFORE_GONE = 3
+"""A silent worker is declared gone only after this many failed health checks (one
+lost call, or one slow answer, never ends a session)."""
+
+CHECK_TIMEOUT_SECS = 2.0
+"""How long one health check (a `get_status` call) may take before it counts as failed."""
+
+
+def owner_of(session_handle: str) -> str | None:
+    """The task whose master opened a session, from its handle
+    "<job>.<index>.s<n>.i<incarnation hex>" (`MasterService.create_session_from_graph`);
+    None for a handle of another form.
+
+    Example:
+        >>> owner_of("worker.1.s3.i9f2c")
+        '/job:worker/replica:0/task:1'
+    """
+    job, _, rest = session_handle.partition(".")
+    index = rest.split(".", 1)[0]
+    return task_name(job, int(index)) if job and index.isdigit() else None
+
+
+def incarnation_of(session_handle: str) -> int | None:
+    """The incarnation of the process that opened a session (its handle's "i<hex>"
+    field), or None when the handle does not say.
+
+    Example:
+        >>> incarnation_of("worker.1.s3.i9f2c")
+        40748
+    """
+    tag = session_handle.rsplit(".", 1)[-1]
+    try:
+        return int(tag[1:], 16) if tag.startswith("i") and owner_of(session_handle) else None
+    except ValueError:
+        return None
+
+
+class _Health:
+    """What the job's end knows of one session owner: its checks and its silence."""
+
+    def __init__(self, owner: str, now: float, backoff: Backoff) -> None:
+        self.owner, self.backoff = owner, backoff
+        self.attempt = 0            # checks since its state last changed, for the back-off
+        self.next_check = now       # when to send the next check
+        self.sent_at: float | None = None   # the check in flight, if any
+        self.probe = 0              # its number: a late outcome of an older one is ignored
+        self.failed = 0             # failed checks since it last answered
+        self.silent_since: float | None = None   # when the first of those was sent
+        self.last_error = ""
+        self.incarnation: int | None = None   # what its last answer said
+
+    def schedule(self, now: float, changed: bool) -> None:
+        self.attempt = 1 if changed else self.attempt + 1
+        self.next_check = now + self.backoff.delay(self.attempt)
+
+
 class JobEndWatch:
     """Decides when a server's `join()` may return because the job ended.
+
+    Once the job is done, each worker that still has a session open here is
+    health-checked (`get_status`, `CHECK_TIMEOUT_SECS` each, spaced by the one back-off
+    policy of `base.waits`). A worker whose checks fail is declared gone, and its
+    sessions closed, only after `CHECKS_BEFORE_GONE` failed checks spanning the silence
+    bound (TENSORWEAVE_JOB_END_SILENCE_SECS, at most `grace_secs`): a worker cut off for
+    a while, frozen or partitioned, that answers again before then keeps its sessions
+    and finishes. Sessions still open after `grace_secs` are given up on.
 
     Args:
         task: this task's name.
@@ -78,6 +146,11 @@ class JobEndWatch:
             master that opened a session still answers).
         enabled: False keeps TF's behaviour (join() blocks until stop()).
         grace_secs: after the job is done, how long open sessions may keep it.
+
+    Example:
+        >>> watch = JobEndWatch(server.task, server.worker, server.peer, True, 60.0)
+        >>> watch.finished()  # False until the job is done and no live session is open
+        False
     """
 
     def __init__(self, task: str, worker: Any, peer: Callable[[str], Any], enabled: bool,
@@ -85,38 +158,139 @@ class JobEndWatch:
         self.task, self._worker, self._peer = task, worker, peer
         self._enabled, self._grace = enabled, grace_secs
         self._done_at: float | None = None
+        self._silence = grace_secs
+        self._health: dict[str, _Health] = {}
+        self._lock = threading.Lock()
+        self._wait: Wait | None = None
 
     def finished(self) -> bool:
         """True once the job is done and no live session remains (or grace ran out)."""
         if not (self._enabled and self._worker.job_done_event.is_set()):
             return False
-        self._done_at = self._done_at or time.monotonic()
-        still_open = [h for h in self._worker.open_sessions() if self._owner_alive(h)]
-        if still_open and time.monotonic() - self._done_at < self._grace:
-            return False
-        if still_open:
+        now = time.monotonic()
+        if self._done_at is None:
+            self._done_at = now
+            self._silence = min(knobs.JOB_END_SILENCE_SECS.get(), self._grace)
+            self._wait = Wait("for the workers' open sessions to close", self._grace,
+                              first_log_s=min(5.0, self._grace), log_every_s=10.0)
+        by_owner: dict[str, list[str]] = {}
+        for handle in self._worker.open_sessions():
+            owner = owner_of(handle)
+            if owner != self.task:  # this task's own sessions end with its own program
+                by_owner.setdefault(owner or handle, []).append(handle)
+        with self._lock:  # owners whose sessions all closed need no more checks
+            for gone in set(self._health) - set(by_owner):
+                del self._health[gone]
+        still_open = [h for owner, handles in by_owner.items()
+                      for h in self._still_open(owner, handles, now)]
+        if not still_open:
+            return True
+        assert self._wait is not None
+        if self._wait.expired():
             log.warning("%s: job done; giving up on %d open session(s) after %.0fs: %s",
                         self.task, len(still_open), self._grace, still_open)
+            return True
+        if self._wait.should_log():
+            log.info("%s: job done; waiting for %d open session(s) of %s to close (%.0fs "
+                     "left)", self.task, len(still_open),
+                     sorted({owner_of(h) or h for h in still_open}), self._wait.remaining())
+        return False
+
+    def _still_open(self, owner: str, handles: list[str], now: float) -> list[str]:
+        """Checks `owner` when due; returns its sessions that stay open (none once it is
+        declared gone; not those an earlier incarnation of it opened)."""
+        if not owner.startswith("/job:"):
+            return handles   # a handle of another form: nothing to check, it is kept
+        with self._lock:
+            h = self._health.get(owner)
+            answered = None if h is None else h.incarnation
+        stale = [x for x in handles if answered is not None
+                 and incarnation_of(x) not in (None, answered)]
+        if stale:
+            log.warning("%s: job done; %s restarted since it opened session(s) %s: closing "
+                        "them", self.task, owner, stale)
+            self._close(stale)
+            handles = [x for x in handles if x not in stale]
+        if not handles:
+            return []
+        return handles if self._alive(owner, handles, now) else []
+
+    def _close(self, handles: list[str]) -> None:
+        for handle in handles:
+            self._worker.close_session(pb.CloseWorkerSessionRequest(session_handle=handle))
+
+    def _alive(self, owner: str, handles: list[str], now: float) -> bool:
+        """Checks `owner` when due; False (its sessions closed) once it is declared gone."""
+        with self._lock:
+            h = self._health.get(owner)
+            if h is None:
+                h = self._health[owner] = _Health(owner, now, Backoff(
+                    first=0.5, cap=max(0.5, min(5.0, self._silence / CHECKS_BEFORE_GONE))))
+            if h.sent_at is not None and now - h.sent_at > 2 * CHECK_TIMEOUT_SECS + 1:
+                # The transport did not end the check in time: it failed all the same.
+                self._failed(h, h.probe, now, f"no answer in {now - h.sent_at:.0f}s")
+            gone = (h.failed >= CHECKS_BEFORE_GONE and h.silent_since is not None
+                    and now - h.silent_since >= self._silence)
+            due = not gone and h.sent_at is None and now >= h.next_check
+            if due:
+                h.probe += 1
+                h.sent_at = now
+            probe, failed, silent_since, last_error = (h.probe, h.failed, h.silent_since,
+                                                       h.last_error)
+        if gone:
+            assert silent_since is not None
+            log.warning("%s: job done; %s answered none of its last %d health checks, silent "
+                        "for %.0fs (last: %s): it is gone, closing its session(s) %s",
+                        self.task, owner, failed, now - silent_since, last_error, handles)
+            self._close(handles)
+            with self._lock:
+                self._health.pop(owner, None)
+            return False
+        if due:
+            self._check(owner, h, probe)
         return True
 
-    def _owner_alive(self, session_handle: str) -> bool:
-        """Whether the master that opened a session still answers (a crashed worker's
-        sessions must not keep a finished job's ps alive). Handles are
-        "<job>.<index>.s<n>.<hex>" (MasterService.create_session_from_graph)."""
-        job, _, rest = session_handle.partition(".")
-        index = rest.split(".", 1)[0]
-        if not index.isdigit():
-            return True
-        owner = task_name(job, int(index))
-        if owner == self.task:
-            return True
+    def _check(self, owner: str, h: _Health, probe: int) -> None:
+        """Sends one health check; its outcome is recorded when it comes."""
+        def done(resp: Any, tensors: Any, err: BaseException | None) -> None:
+            with self._lock:
+                if err is None:
+                    if h.failed:
+                        log.info("%s: %s answers again after %d failed health check(s)",
+                                 self.task, owner, h.failed)
+                    changed = h.failed > 0
+                    h.failed, h.silent_since, h.last_error = 0, None, ""
+                    h.incarnation = getattr(resp, "incarnation", None) or None
+                    if h.probe == probe:
+                        h.sent_at = None
+                    h.schedule(time.monotonic(), changed)
+                else:
+                    self._failed(h, probe, time.monotonic(), _short(err))
         try:
-            self._peer(owner).call("get_status", pb.GetStatusRequest(), timeout=1.0)
-            return True
-        except errors.OpError:
-            self._worker.close_session(
-                pb.CloseWorkerSessionRequest(session_handle=session_handle))
-            return False
+            self._peer(owner).call_async("get_status", pb.GetStatusRequest(), [], done,
+                                         timeout=CHECK_TIMEOUT_SECS)
+        except Exception as e:  # noqa: BLE001 - cannot even connect: a failed check
+            with self._lock:
+                self._failed(h, probe, time.monotonic(), _short(e))
+
+    def _failed(self, h: _Health, probe: int, now: float, error: str) -> None:
+        """Counts check `probe` as failed (once; under the lock)."""
+        if probe != h.probe or h.sent_at is None:
+            return   # already counted (it ran past its time), or an older check
+        if h.failed == 0:
+            h.silent_since = h.sent_at
+            log.warning("%s: job done; %s, which has a session open here, does not answer "
+                        "its health check (%s); it is declared gone after %.0fs of silence",
+                        self.task, h.owner, error, self._silence)
+        h.failed += 1
+        h.last_error = error
+        h.sent_at = None
+        h.schedule(now, h.failed == 1)
+
+
+def _short(err: BaseException) -> str:
+    text = getattr(err, "message", None) or str(err) or type(err).__name__
+    return f"{type(err).__name__}: {text.splitlines()[0][:200]}"
 
 
 _uncaught: list[BaseException] = []

@@ -267,7 +267,11 @@ class MasterService:
     # ---- service methods ----------------------------------------------------------
     def create_session_from_graph(self, graph: Graph, config: ConfigProto | None) -> str:
         """In-process clients hand over their Graph itself: no GraphDef round trip."""
-        handle = f"{self.job}.{self.task_index}.s{next(self._ids)}.{random.getrandbits(32):x}"
+        # Its last field is this process's incarnation: at the job's end a ps tells the
+        # sessions a restarted task left behind from its live ones (distributed/job.py).
+        tag = f"i{self.local_worker.incarnation:x}" if self.local_worker is not None else \
+            f"{random.getrandbits(32):x}"
+        handle = f"{self.job}.{self.task_index}.s{next(self._ids)}.{tag}"
         cfg = ConfigProto()
         cfg.CopyFrom(self.default_config)
         if config is not None:
