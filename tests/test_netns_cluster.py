@@ -17,6 +17,9 @@ from tensorweave.launch.credentials import write_cluster_certificates
 from tensorweave.testing.netns import NetnsBed
 from tensorweave.testing.netns_cluster import NetnsCluster
 
+# Every test starts task processes on several hosts, for seconds each.
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
 HOSTS = {"ps": ["ps0"], "worker": ["worker0", "worker1"]}
 TASKS = ("ps0", "worker0", "worker1")
 
