@@ -1,8 +1,9 @@
 """Fixtures shared by the test files.
 
-Graph isolation (pick one per test file with `pytestmark = pytest.mark.usefixtures(...)`
-or ask for it as an argument):
-    fresh_graph   resets the global default graph before the test (visible to threads)
+Graph isolation: every test starts on a new global default graph (the autouse
+`new_default_graph`), so no test sees another's ops or global step whatever order they
+run in (pytest-xdist runs modules in another order than a serial run). Also:
+    fresh_graph   the same reset, asked for by name (older test files)
     graph         a new `tf.Graph` installed as default for the test; yields it
 
 Clusters (every server on loopback). The shape is 1 ps + 2 workers, or that of
@@ -44,6 +45,19 @@ import suite_markers
 from suite_markers import unit_guard  # noqa: F401  (an autouse fixture: found by its name here)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (pyproject's addopts): one worker per core for the suite, a folder of it
+    or many files; none for a few files, where starting the workers (each imports
+    tensorweave) costs more than it saves (`--dist loadscope` keeps a file on one worker)."""
+    paths = {str(arg).split("::")[0] for arg in config.args}
+    if paths and len(paths) < _FILES_FOR_WORKERS and all(p.endswith(".py") for p in paths):
+        return 0
+    return None  # pytest-xdist's own count: one per core
+
+
+_FILES_FOR_WORKERS = 8
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     suite_markers.apply(items)  # unit / cluster (markers in pyproject.toml)
 
@@ -53,6 +67,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "inprocess_cluster" in metafunc.fixturenames and \
             metafunc.definition.get_closest_marker("every_transport"):
         metafunc.parametrize("inprocess_cluster", transports(), indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def new_default_graph() -> Iterator[None]:
+    tf.reset_default_graph()
+    yield
 
 
 @pytest.fixture
