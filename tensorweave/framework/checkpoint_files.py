@@ -44,6 +44,52 @@ def temp_leftovers(prefix: str) -> list[str]:
     return out + [os.path.join(tmp_dir, f) for f in _listdir(tmp_dir)]
 
 
+def file_ids(prefix: str) -> dict[str, tuple[int, int]]:
+    """(inode, mtime in ns) of each file of checkpoint `prefix` now: taken before a save,
+    it tells `discard_failed_save` which files that save wrote."""
+    out = {}
+    for f in checkpoint_files(prefix):
+        try:
+            st = os.stat(f)
+        except FileNotFoundError:
+            continue
+        out[f] = (st.st_ino, st.st_mtime_ns)
+    return out
+
+
+def discard_failed_save(prefix: str, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Removes what a failed save of `prefix` wrote; returns the removed paths.
+
+    That is: the checkpoint's files that are new or were replaced since `before`
+    (`file_ids` taken as the save began; the index first, so a half-replaced
+    checkpoint stops existing before its data goes), the temporary files of
+    interrupted writes, and the TF-format sharded save's `<prefix>_temp/`. Files of an
+    earlier save of the same prefix that this one did not touch stay.
+
+    Example:
+        >>> before = file_ids("/tmp/train/model.ckpt-5")
+        >>> discard_failed_save("/tmp/train/model.ckpt-5", before)  # after the save failed
+        ['/tmp/train/model.ckpt-5-00000-of-00002']
+    """
+    removed = []
+    for f in checkpoint_files(prefix) + temp_leftovers(prefix):
+        try:
+            st = os.stat(f)
+            if before.get(f) == (st.st_ino, st.st_mtime_ns):
+                continue
+            os.remove(f)
+        except FileNotFoundError:
+            continue
+        removed.append(f)
+    try:
+        os.rmdir(prefix + "_temp")
+    except OSError:
+        pass   # none, or not empty (not ours to empty)
+    if removed:
+        fsync_dir(os.path.dirname(prefix))
+    return removed
+
+
 def _listdir(d: str) -> list[str]:
     try:
         return sorted(os.listdir(d or "."))

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from google.protobuf import any_pb2, message, text_format
 
+from tensorweave.base.files import atomic_write
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_import import import_graph_def
 from tensorweave.framework.op_list import stripped_op_list_for_graph
@@ -365,15 +366,9 @@ def _restore_collection(graph: Any, key: str, col: Any, prefix: str,
 
 def write_meta_graph(meta_graph_def: Any, filename: str, as_text: bool = False) -> str:
     """Writes a MetaGraphDef to `filename` (binary, or text format if `as_text`)."""
-    d = os.path.dirname(filename)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    if as_text:
-        with open(filename, "w", encoding="utf-8") as f:
-            f.write(text_format.MessageToString(meta_graph_def))
-    else:
-        with open(filename, "wb") as f:
-            f.write(meta_graph_def.SerializeToString())
+    # Atomic (temporary name, fsync, rename): a failed write leaves no partial .meta.
+    atomic_write(filename, text_format.MessageToString(meta_graph_def) if as_text
+                 else meta_graph_def.SerializeToString(), make_dirs=True)
     return filename
 
 

@@ -15,7 +15,9 @@ Differences from TF 1.x, on purpose:
 - Saves are atomic per checkpoint: every file is written under a temporary
   name, fsync'd and renamed, the index last, then the `checkpoint` state file
   (the commit point; expired checkpoints are deleted only after it), so a
-  process killed mid-save leaves the previous checkpoint as the latest.
+  process killed mid-save leaves the previous checkpoint as the latest. A save
+  that fails (disk full, permission, a lost task) raises and leaves nothing
+  behind: the files it wrote are removed, the state file is untouched.
 - Two checkpoint formats: ours by default (the snapshot and damage detection
   above, shards written where the variables live), or TF's tensor bundle with
   `checkpoint_format="tensorflow"` (SaveV2/RestoreV2 nodes laid out as TF's
@@ -44,6 +46,7 @@ from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework import meta_graph_scoped as _scoped
 from tensorweave.ops.array.core_ops import placeholder_with_default
 from tensorweave.framework import checkpoint_format as _io
+from tensorweave.framework.checkpoint_files import discard_failed_save, file_ids
 from tensorweave.train.save_retry import run_save
 from tensorweave.train.saveable_object import BaseSaverBuilder, build_saveable_restores
 from tensorweave.train.saver_entries import save_entries
@@ -279,20 +282,32 @@ class Saver:
         save_dir = os.path.dirname(save_path)
         if save_dir and not os.path.isdir(save_dir):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
-        # By name, as TF: the session's graph may be another one holding the same nodes.
-        prefix = run_save(sess, self._save_t.name, {self._filename_t.name: save_path},
-                          self._pause_timeout_s)
-        prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
-        if write_meta_graph:
-            self.export_meta_graph(meta_graph_filename(prefix, meta_graph_suffix),
-                                   strip_default_attrs=strip_default_attrs)
-        # As TF, only a save that writes the state file is tracked (and expires others).
-        expired = self._record(prefix) if write_state else []
-        if write_state:
-            # The commit point: only now is the new checkpoint named the latest.
-            update_checkpoint_state(save_dir or ".", prefix, [p for p, _ in self._last],
-                                    latest_filename, [t for _, t in self._last],
-                                    save_relative_paths=self._relative)
+        before = file_ids(save_path)
+        kept = (list(self._last), self._next_keep_time)
+        try:
+            # By name, as TF: the session's graph may be another one holding the same nodes.
+            prefix = run_save(sess, self._save_t.name, {self._filename_t.name: save_path},
+                              self._pause_timeout_s)
+            prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
+            if write_meta_graph:
+                self.export_meta_graph(meta_graph_filename(prefix, meta_graph_suffix),
+                                       strip_default_attrs=strip_default_attrs)
+            # As TF, only a save that writes the state file is tracked (and expires others).
+            expired = self._record(prefix) if write_state else []
+            if write_state:
+                # The commit point: only now is the new checkpoint named the latest.
+                update_checkpoint_state(save_dir or ".", prefix, [p for p, _ in self._last],
+                                        latest_filename, [t for _, t in self._last],
+                                        save_relative_paths=self._relative)
+        except BaseException:
+            # A failed save (disk full, permission, a lost task) leaves nothing behind:
+            # not its files, nor its place in the kept list; the state file is as it was.
+            self._last, self._next_keep_time = kept
+            removed = discard_failed_save(save_path, before)
+            if removed:
+                _log.warning("The save of %s failed; removed the files it had written: %s",
+                             save_path, removed)
+            raise
         for old in expired:   # after the commit, so a crash never leaves no checkpoint
             _io.delete_checkpoint(old)
         return prefix
