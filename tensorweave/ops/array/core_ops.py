@@ -18,12 +18,11 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import (
     constant, constant_value, contains_tensor, convert_to_tensor, register_constant_folder)
-from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import (
     TensorShape, as_shape, dimension_value, known_values, plain_dims, unknown_shape)
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, create_tensor, define_op
 from tensorweave.runtime.inline import CONST, FORWARD, NOTHING, inline_kernel
 
 # ---- shared helpers of the family (formerly array_util.py) ----
@@ -204,8 +203,8 @@ def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tenso
     """
     dt = _dt.as_dtype(dtype)
     shp = None if shape is None else plain_dims(shape)
-    return get_default_graph().create_op("Placeholder", [], {"dtype": dt, "shape": shp},
-                                         name=name or "Placeholder").outputs[0]
+    return create_tensor("Placeholder", [], {"dtype": dt, "shape": shp},
+                         name=name or "Placeholder")
 
 
 with_default_op = define_op("PlaceholderWithDefault", inputs=("input",),
@@ -229,9 +228,9 @@ with_default_op.no_gradient()
 def placeholder_with_default(input: Any, shape: Any, name: str | None = None) -> Tensor:
     """`tf.placeholder_with_default`: `input` unless fed."""
     t = convert_to_tensor(input)
-    return get_default_graph().create_op(
+    return create_tensor(
         "PlaceholderWithDefault", [t], {"shape": plain_dims(shape)},
-        name=name or "PlaceholderWithDefault").outputs[0]
+        name=name or "PlaceholderWithDefault")
 
 
 # ---- Identity --------------------------------------------------------------------
@@ -259,10 +258,10 @@ def identity(input: Any, name: str | None = None) -> Tensor:
     if isinstance(input, (list, tuple, int, float, bool, str, bytes, np.ndarray, np.generic)):
         # A plain value is "Identity/input" inside the op's scope, as TF names it.
         with name_scope(name, "Identity", [input]) as scope:
-            return get_default_graph().create_op(
-                "Identity", [convert_to_tensor(input, name="input")], name=scope).outputs[0]
+            return create_tensor(
+                "Identity", [convert_to_tensor(input, name="input")], name=scope)
     t = convert_to_tensor(input, as_ref=True)
-    return get_default_graph().create_op("Identity", [t], name=name or "Identity").outputs[0]
+    return create_tensor("Identity", [t], name=name or "Identity")
 
 
 # ---- NoOp ------------------------------------------------------------------------
@@ -285,4 +284,4 @@ no_op_def.no_gradient()
 
 def no_op(name: str | None = None) -> Operation:
     """`tf.no_op`: does nothing; useful as a target carrying control dependencies."""
-    return get_default_graph().create_op("NoOp", [], name=name or "NoOp")
+    return create_op("NoOp", [], name=name or "NoOp")

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import GRADIENT_OP_TYPE_ATTR, get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.framework.graph import GRADIENT_OP_TYPE_ATTR
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 
 __all__ = ["identity_n"]
@@ -58,5 +58,5 @@ def identity_n(input: Any, name: str | None = None,
     """
     tensors = [convert_to_tensor(t) for t in input]
     attrs = {GRADIENT_OP_TYPE_ATTR: gradient_op_type} if gradient_op_type else {}
-    return get_default_graph().create_op("IdentityN", [tensors], attrs,
-                                         name=name or "IdentityN").outputs
+    return create_op("IdentityN", [tensors], attrs,
+                     name=name or "IdentityN").outputs

@@ -15,7 +15,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.func_graph import flatten
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.core_ops import no_op
 from tensorweave.ops.array.core_ops import identity
@@ -130,7 +130,7 @@ def Assert(condition: Any, data: Sequence[Any], summarize: int | None = None,  #
     """
     c = convert_to_tensor(condition)
     values = [convert_to_tensor(d) for d in data]
-    return get_default_graph().create_op(
+    return create_op(
         "Assert", [c, values], {"summarize": 3 if summarize is None else int(summarize)},
         name=name or "Assert")
 
@@ -315,8 +315,8 @@ def Print(input_: Any, data: Sequence[Any], message: str | None = None,  # noqa:
     """
     t = convert_to_tensor(input_, as_ref=False)
     values = [convert_to_tensor(d) for d in data]
-    return get_default_graph().create_op(
+    return create_tensor(
         "Print", [t, values], {"message": message or "",
-                               "first_n": -1 if first_n is None else int(first_n),
-                               "summarize": 3 if summarize is None else int(summarize)},
-        name=name or "Print").outputs[0]
+               "first_n": -1 if first_n is None else int(first_n),
+               "summarize": 3 if summarize is None else int(summarize)},
+        name=name or "Print")

@@ -108,8 +108,8 @@ def check_numerics(tensor: Any, message: str, name: str | None = None) -> Tensor
         >>> loss = tf.check_numerics(loss, "loss went bad")
     """
     t = convert_to_tensor(tensor, name="tensor")
-    return get_default_graph().create_op("CheckNumerics", [t], {"message": str(message)},
-                                         name=name or "CheckNumerics").outputs[0]
+    return create_tensor("CheckNumerics", [t], {"message": str(message)},
+                         name=name or "CheckNumerics")
 
 
 def verify_tensor_all_finite(t: Any = None, msg: str | None = None, name: str | None = None,

@@ -18,8 +18,7 @@ from typing import Any
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.strings.format_ops import format as string_format
 
@@ -145,6 +144,6 @@ def print_v2(*inputs: Any, output_stream: Any = sys.stderr, summarize: int = 3,
                      placeholder if isinstance(filled, _Slot) else str(filled))
     formatted = string_format(sep.join(parts), tensors, placeholder=placeholder,
                               summarize=summarize)
-    return get_default_graph().create_op("PrintV2", [formatted],
-                                         {"output_stream": stream, "end": end},
-                                         name=name or "PrintV2")
+    return create_op("PrintV2", [formatted],
+                     {"output_stream": stream, "end": end},
+                     name=name or "PrintV2")

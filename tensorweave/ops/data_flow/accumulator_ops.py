@@ -17,9 +17,8 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
@@ -231,7 +230,7 @@ def _make_ref(op_type: str, dtype: Any, shape: Any, shared_name: str | None, nam
     s = as_shape(shape)
     attrs = {"dtype": _dt.as_dtype(dtype).base_dtype, "shape": plain_dims(s),
              "shared_name": shared_name or "", "reduction_type": reduction_type}
-    return get_default_graph().create_op(op_type, [], attrs, name=name).outputs[0]
+    return create_tensor(op_type, [], attrs, name=name)
 
 
 class ConditionalAccumulator(ConditionalAccumulatorBase):

@@ -16,9 +16,8 @@ from typing import Any
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_def import registered_ops
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 
 if "CountUpTo" not in registered_ops():
@@ -55,5 +54,5 @@ def count_up_to(ref: Any, limit: int, name: str | None = None) -> Tensor:
         >>> count_up_to(counter, 3)
     """
     ref_t = ref._ref() if hasattr(ref, "_ref") else ref
-    return get_default_graph().create_op("CountUpTo", [ref_t], {"limit": int(limit)},
-                                         name=name or "CountUpTo").outputs[0]
+    return create_tensor("CountUpTo", [ref_t], {"limit": int(limit)},
+                         name=name or "CountUpTo")

@@ -18,8 +18,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import constant_value, convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.kernels import codec_kernels as _k
@@ -129,8 +128,8 @@ def decode_jpeg(contents: Any, channels: int = 0, ratio: int = 1, fancy_upscalin
     """
     attrs = _jpeg_attrs("DecodeJpeg", channels, ratio, fancy_upscaling,
                         try_recover_truncated, acceptable_fraction, dct_method)
-    return get_default_graph().create_op("DecodeJpeg", [_contents(contents)], attrs,
-                                         name=name or "DecodeJpeg").outputs[0]
+    return create_tensor("DecodeJpeg", [_contents(contents)], attrs,
+                         name=name or "DecodeJpeg")
 
 
 # ---- DecodeAndCropJpeg -------------------------------------------------------------
@@ -187,8 +186,8 @@ def decode_and_crop_jpeg(contents: Any, crop_window: Any, channels: int = 0, rat
     attrs = _jpeg_attrs("DecodeAndCropJpeg", channels, ratio, fancy_upscaling,
                         try_recover_truncated, acceptable_fraction, dct_method)
     window = convert_to_tensor(crop_window, dtype=_dt.int32, name="crop_window")
-    return get_default_graph().create_op("DecodeAndCropJpeg", [_contents(contents), window],
-                                         attrs, name=name or "DecodeAndCropJpeg").outputs[0]
+    return create_tensor("DecodeAndCropJpeg", [_contents(contents), window],
+                         attrs, name=name or "DecodeAndCropJpeg")
 
 
 # ---- DecodePng ---------------------------------------------------------------------
@@ -225,9 +224,9 @@ def decode_png(contents: Any, channels: int = 0, dtype: Any = _dt.uint8,
     _check_choice("DecodePng", "channels", channels, (0, 1, 3, 4))
     dt = _dt.as_dtype(dtype).base_dtype
     _check_choice("DecodePng", "dtype", dt.name, ("uint8", "uint16"))
-    return get_default_graph().create_op(
+    return create_tensor(
         "DecodePng", [_contents(contents)], {"channels": int(channels), "dtype": dt},
-        name=name or "DecodePng").outputs[0]
+        name=name or "DecodePng")
 
 
 # ---- DecodeGif ---------------------------------------------------------------------
@@ -253,8 +252,8 @@ def decode_gif(contents: Any, name: str | None = None) -> Tensor:
     Example:
         >>> frames = tf.image.decode_gif(tf.read_file("anim.gif"))  # [n, h, w, 3]
     """
-    return get_default_graph().create_op("DecodeGif", [_contents(contents)],
-                                         name=name or "DecodeGif").outputs[0]
+    return create_tensor("DecodeGif", [_contents(contents)],
+                         name=name or "DecodeGif")
 
 
 # ---- DecodeBmp ---------------------------------------------------------------------
@@ -280,9 +279,9 @@ def decode_bmp(contents: Any, channels: int = 0, name: str | None = None) -> Ten
         >>> tf.image.decode_bmp(tf.read_file("x.bmp"), channels=3)
     """
     _check_choice("DecodeBmp", "channels", channels, (0, 1, 3, 4))
-    return get_default_graph().create_op("DecodeBmp", [_contents(contents)],
-                                         {"channels": int(channels)},
-                                         name=name or "DecodeBmp").outputs[0]
+    return create_tensor("DecodeBmp", [_contents(contents)],
+                         {"channels": int(channels)},
+                         name=name or "DecodeBmp")
 
 
 # ---- ExtractJpegShape --------------------------------------------------------------
@@ -312,6 +311,6 @@ def extract_jpeg_shape(contents: Any, output_type: Any = _dt.int32,
     """
     dt = _dt.as_dtype(output_type).base_dtype
     _check_choice("ExtractJpegShape", "output_type", dt.name, ("int32", "int64"))
-    return get_default_graph().create_op("ExtractJpegShape", [_contents(contents)],
-                                         {"output_type": dt},
-                                         name=name or "ExtractJpegShape").outputs[0]
+    return create_tensor("ExtractJpegShape", [_contents(contents)],
+                         {"output_type": dt},
+                         name=name or "ExtractJpegShape")

@@ -15,8 +15,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.kernels import codec_kernels as _k
@@ -88,8 +87,8 @@ def encode_jpeg(image: Any, format: str = "", quality: int = 95,  # noqa: A002 (
              "chroma_downsampling": bool(chroma_downsampling), "density_unit": density_unit,
              "x_density": int(x_density), "y_density": int(y_density),
              "xmp_metadata": str(xmp_metadata)}
-    return get_default_graph().create_op("EncodeJpeg", [t], attrs,
-                                         name=name or "EncodeJpeg").outputs[0]
+    return create_tensor("EncodeJpeg", [t], attrs,
+                         name=name or "EncodeJpeg")
 
 
 def _check_choice(attr: str, value: Any, allowed: tuple) -> None:
@@ -131,5 +130,5 @@ def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Te
     if not -1 <= int(compression) <= 9:
         raise ValueError(f"EncodePng: compression must be -1 or 0-9, got {compression}.")
     t = convert_to_tensor(image, name="image")
-    return get_default_graph().create_op("EncodePng", [t], {"compression": int(compression)},
-                                         name=name or "EncodePng").outputs[0]
+    return create_tensor("EncodePng", [t], {"compression": int(compression)},
+                         name=name or "EncodePng")

@@ -22,8 +22,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import file_access as _files
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 
@@ -81,7 +80,7 @@ def read_file(filename: Any, name: str | None = None) -> Tensor:
         b'hi'
     """
     t = convert_to_tensor(filename, dtype=_dt.string, name="filename")
-    return get_default_graph().create_op("ReadFile", [t], name=name or "ReadFile").outputs[0]
+    return create_tensor("ReadFile", [t], name=name or "ReadFile")
 
 
 # ---- WriteFile ---------------------------------------------------------------------
@@ -121,7 +120,7 @@ def write_file(filename: Any, contents: Any, name: str | None = None) -> Operati
     """
     f = convert_to_tensor(filename, dtype=_dt.string, name="filename")
     c = convert_to_tensor(contents, dtype=_dt.string, name="contents")
-    return get_default_graph().create_op("WriteFile", [f, c], name=name or "WriteFile")
+    return create_op("WriteFile", [f, c], name=name or "WriteFile")
 
 
 # ---- MatchingFiles -----------------------------------------------------------------
@@ -168,5 +167,5 @@ def matching_files(pattern: Any, name: str | None = None) -> Tensor:
         array([b'/tmp/x/hello.txt'], dtype=object)
     """
     t = convert_to_tensor(pattern, dtype=_dt.string, name="pattern")
-    return get_default_graph().create_op("MatchingFiles", [t],
-                                         name=name or "MatchingFiles").outputs[0]
+    return create_tensor("MatchingFiles", [t],
+                         name=name or "MatchingFiles")

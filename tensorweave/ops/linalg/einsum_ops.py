@@ -22,8 +22,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, broadcast_shapes
 from tensorweave.ops.array.fill_ops import fill, transpose
@@ -305,6 +304,6 @@ def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
     ts = [first] + [t if isinstance(t, Tensor) else
                     convert_to_tensor(t, dtype=first.dtype.base_dtype) for t in inputs[1:]]
     _parse(equation, len(ts))  # fail here, at the call, for a malformed equation
-    op = get_default_graph().create_op("Einsum", [ts], {"equation": equation},
-                                       name=name or "einsum")
+    op = create_op("Einsum", [ts], {"equation": equation},
+                   name=name or "einsum")
     return op.outputs[0]

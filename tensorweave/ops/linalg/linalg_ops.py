@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph, name_scope
+from tensorweave.framework.graph import name_scope
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -26,7 +26,7 @@ from tensorweave.ops.array.shape_ops import reshape
 from tensorweave.ops.linalg.matrix_ops import matrix_diag, matrix_diag_part, matrix_set_diag
 from tensorweave.ops.math.binary_ops import minimum
 from tensorweave.ops.math.reduce_ops import reduce_sum
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, define_op
 
 
 qr_op = define_op("Qr", inputs=("input",), attrs={"full_matrices": False})
@@ -69,8 +69,8 @@ def qr(input: Any, full_matrices: bool = False, name: str | None = None
         ValueError: for an input of rank < 2.
     """
     x = convert_to_tensor(input, name="input")
-    op = get_default_graph().create_op("Qr", [x], {"full_matrices": bool(full_matrices)},
-                                       name=name or "Qr")
+    op = create_op("Qr", [x], {"full_matrices": bool(full_matrices)},
+                   name=name or "Qr")
     return op_result(op)
 
 

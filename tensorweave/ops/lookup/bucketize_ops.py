@@ -11,8 +11,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 
 bucketize_op = define_op("Bucketize", inputs=("input",), attrs={"boundaries": REQUIRED})
@@ -46,6 +45,6 @@ def bucketize(input: Any, boundaries: list[float],  # noqa: A002 (TF's name)
         >>> bucketize([1.5], boundaries=[0., 1., 2.])   # [2]
     """
     x = convert_to_tensor(input)
-    return get_default_graph().create_op(
+    return create_tensor(
         "Bucketize", [x], {"boundaries": [float(b) for b in boundaries]},
-        name=name or "Bucketize").outputs[0]
+        name=name or "Bucketize")

@@ -19,8 +19,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -135,9 +134,9 @@ def sparse_feature_cross(inputs: list[SparseTensor], num_buckets: int = 0,
     Example:
         >>> sparse_feature_cross([sp_words, sp_ids], num_buckets=100)
     """
-    op = get_default_graph().create_op(
+    op = create_op(
         "SparseFeatureCross", [[s.indices for s in inputs], [s.values for s in inputs],
-                               [s.dense_shape for s in inputs]],
+           [s.dense_shape for s in inputs]],
         {"num_buckets": int(num_buckets),
          "hash_key": DEFAULT_HASH_KEY if hash_key is None else int(hash_key)},
         name=name or "SparseFeatureCross")

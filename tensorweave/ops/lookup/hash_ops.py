@@ -11,8 +11,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.kernels.fingerprint import hash_buckets
 from tensorweave.kernels.siphash import legacy_hash_buckets, strong_hash_buckets
@@ -48,9 +47,9 @@ def string_to_hash_bucket_fast(input: Any, num_buckets: int,  # noqa: A002 (TF's
         >>> tf.string_to_hash_bucket_fast(tf.constant(["a", "b"]), 100)
     """
     x = input if isinstance(input, Tensor) else convert_to_tensor(input, dtype=_dt.string)
-    return get_default_graph().create_op(
+    return create_tensor(
         "StringToHashBucketFast", [x], {"num_buckets": int(num_buckets)},
-        name=name or "StringToHashBucketFast").outputs[0]
+        name=name or "StringToHashBucketFast")
 
 
 # ---- StringToHashBucketStrong ------------------------------------------------------------
@@ -95,10 +94,10 @@ def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Any,  # noqa
     if len(key) != 2 or not all(isinstance(k, (int, np.integer)) for k in key):
         raise ValueError(f"key must be a list of two integers, got {key!r}")
     x = input if isinstance(input, Tensor) else convert_to_tensor(input, dtype=_dt.string)
-    return get_default_graph().create_op(
+    return create_tensor(
         "StringToHashBucketStrong", [x], {"num_buckets": int(num_buckets),
-                                          "key": [int(k) for k in key]},
-        name=name or "StringToHashBucketStrong").outputs[0]
+                          "key": [int(k) for k in key]},
+        name=name or "StringToHashBucketStrong")
 
 
 # ---- StringToHashBucket (TF's legacy hash) ----------------------------------------------
@@ -144,9 +143,9 @@ def string_to_hash_bucket(string_tensor: Any = None, num_buckets: int | None = N
     string_tensor = input if string_tensor is None else string_tensor
     x = string_tensor if isinstance(string_tensor, Tensor) else \
         convert_to_tensor(string_tensor, dtype=_dt.string)
-    return get_default_graph().create_op(
+    return create_tensor(
         "StringToHashBucket", [x], {"num_buckets": int(num_buckets)},
-        name=name or "StringToHashBucket").outputs[0]
+        name=name or "StringToHashBucket")
 
 
 # ---- AsString ---------------------------------------------------------------------------
@@ -203,5 +202,5 @@ def as_string(input: Any, precision: int = -1, scientific: bool = False,  # noqa
     x = convert_to_tensor(input)
     attrs = {"precision": precision, "scientific": scientific, "shortest": shortest,
              "width": width, "fill": fill}
-    return get_default_graph().create_op("AsString", [x], attrs,
-                                         name=name or "AsString").outputs[0]
+    return create_tensor("AsString", [x], attrs,
+                         name=name or "AsString")

@@ -24,8 +24,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.lookup.table_ops import check_handle, norm_key
@@ -277,8 +276,8 @@ def create_mutable_hash_table(key_dtype: Any, value_dtype: Any,
     if value_shape is not None and value_shape.ndims != 0:
         op_type = "MutableHashTableOfTensors"
         attrs["value_shape"] = value_shape
-    return get_default_graph().create_op(op_type, [], attrs,
-                                         name=name or op_type).outputs[0]
+    return create_tensor(op_type, [], attrs,
+                         name=name or op_type)
 
 
 def lookup_table_insert(table_handle: Tensor, keys: Tensor, values: Tensor,

@@ -24,8 +24,7 @@ from tensorweave.framework.text import text_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import file_access as _files
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 
@@ -387,12 +386,12 @@ def create_hash_table(key_dtype: Any, value_dtype: Any, container: str = "",
                       shared_name: str = "", use_node_name_sharing: bool = False,
                       name: str | None = None) -> Tensor:
     """A HashTable op; returns its reference handle."""
-    return get_default_graph().create_op(
+    return create_tensor(
         "HashTable", [], {"container": container, "shared_name": shared_name or "",
-                          "use_node_name_sharing": bool(use_node_name_sharing),
-                          "key_dtype": _dt.as_dtype(key_dtype).base_dtype,
-                          "value_dtype": _dt.as_dtype(value_dtype).base_dtype},
-        name=name or "HashTable").outputs[0]
+          "use_node_name_sharing": bool(use_node_name_sharing),
+          "key_dtype": _dt.as_dtype(key_dtype).base_dtype,
+          "value_dtype": _dt.as_dtype(value_dtype).base_dtype},
+        name=name or "HashTable")
 
 
 def lookup_table_find(table_handle: Tensor, keys: Tensor, default_value: Tensor,

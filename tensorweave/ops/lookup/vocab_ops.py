@@ -17,8 +17,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.kernels.fingerprint import fingerprint64
 
@@ -106,7 +105,7 @@ def vocabulary_lookup(keys: Any, vocabulary: list[Any], default_value: int = -1,
     """
     k = convert_to_tensor(keys)
     vocab = [v.decode("utf-8") if isinstance(v, bytes) else v for v in vocabulary]
-    return get_default_graph().create_op(
+    return create_tensor(
         "VocabularyLookup", [k], {"vocabulary": vocab, "default_value": int(default_value),
-                                  "num_oov_buckets": int(num_oov_buckets)},
-        name=name or "VocabularyLookup").outputs[0]
+                  "num_oov_buckets": int(num_oov_buckets)},
+        name=name or "VocabularyLookup")

@@ -17,8 +17,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, create_tensor, define_op
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, broadcast_shapes
@@ -99,8 +98,8 @@ def broadcast_dynamic_shape(shape_x: Any, shape_y: Any) -> Tensor:
     """
     x = convert_to_tensor(shape_x)
     y = convert_to_tensor(shape_y, dtype=x.dtype)
-    return get_default_graph().create_op("BroadcastArgs", [x, y], {},
-                                         name="BroadcastArgs").outputs[0]
+    return create_tensor("BroadcastArgs", [x, y], {},
+                         name="BroadcastArgs")
 
 
 def broadcast_gradient_args(s0: Any, s1: Any, name: str | None = None
@@ -112,8 +111,8 @@ def broadcast_gradient_args(s0: Any, s1: Any, name: str | None = None
     """
     x = convert_to_tensor(s0)
     y = convert_to_tensor(s1, dtype=x.dtype)
-    op = get_default_graph().create_op("BroadcastGradientArgs", [x, y], {},
-                                       name=name or "BroadcastGradientArgs")
+    op = create_op("BroadcastGradientArgs", [x, y], {},
+                   name=name or "BroadcastGradientArgs")
     return op_result(op)
 
 

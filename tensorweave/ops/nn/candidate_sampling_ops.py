@@ -23,8 +23,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import file_access as _files
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, OpDef, define_op
+from tensorweave.ops.op_author import REQUIRED, OpDef, create_op, define_op
 from tensorweave.framework.op_outputs import op_result
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
@@ -211,8 +210,8 @@ def _sample(op_type: str, true_classes: Any, num_true: int, num_sampled: int, un
     s1, s2 = get_seed(seed)
     all_attrs = {"num_true": int(num_true), "num_sampled": int(num_sampled),
                  "unique": bool(unique), "seed": s1, "seed2": s2, **attrs}
-    op = get_default_graph().create_op(op_type, [_true_classes(true_classes)], all_attrs,
-                                       name=name or op_type)
+    op = create_op(op_type, [_true_classes(true_classes)], all_attrs,
+                   name=name or op_type)
     return op_result(op)
 
 
@@ -354,7 +353,7 @@ def compute_accidental_hits(true_classes: Any, sampled_candidates: Any, num_true
     sampled = sampled_candidates
     if not isinstance(sampled, Tensor):
         sampled = convert_to_tensor(np.asarray(sampled, np.int64), dtype=_dt.int64)
-    op = get_default_graph().create_op(
+    op = create_op(
         "ComputeAccidentalHits", [_true_classes(true_classes), sampled],
         {"num_true": int(num_true), "seed": s1, "seed2": s2},
         name=name or "ComputeAccidentalHits")

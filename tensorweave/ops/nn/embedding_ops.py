@@ -23,7 +23,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph, name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array import array_ops
@@ -93,7 +93,7 @@ def dynamic_partition(data: Any, partitions: Any, num_partitions: int,
     """
     data = convert_to_tensor(data, name="data")
     partitions = convert_to_tensor(partitions, dtype=_dt.int32, name="partitions")
-    return get_default_graph().create_op(
+    return create_op(
         "DynamicPartition", [data, partitions], {"num_partitions": int(num_partitions)},
         name=name or "DynamicPartition").outputs
 
@@ -156,8 +156,8 @@ def dynamic_stitch(indices: list[Any], data: list[Any], name: str | None = None)
     """
     indices = [convert_to_tensor(i, dtype=_dt.int32) for i in indices]
     data = [convert_to_tensor(d) for d in data]
-    return get_default_graph().create_op("DynamicStitch", [indices, data],
-                                         name=name or "DynamicStitch").outputs[0]
+    return create_tensor("DynamicStitch", [indices, data],
+                         name=name or "DynamicStitch")
 
 
 # ---- embedding_lookup ------------------------------------------------------------------
@@ -268,8 +268,8 @@ def gather_rows(param: Any, ids: Any, name: str | None = None) -> Tensor:
         return array_ops.gather(param, ids, name=name)
     ids = convert_to_tensor(ids, name="indices")
     axis = convert_to_tensor(0, dtype=_dt.int32, name="axis")
-    return get_default_graph().create_op("GatherV2", [param._ref(), ids, axis],
-                                         name=name or "GatherV2").outputs[0]
+    return create_tensor("GatherV2", [param._ref(), ids, axis],
+                         name=name or "GatherV2")
 
 
 

@@ -16,9 +16,8 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_defaults import name_scope
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.math import math_ops
@@ -48,7 +47,7 @@ def norm_axis(op_type: str, shape: TensorShape, axis: int) -> int | None:
 def create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None,
            name: str | None = None) -> Operation:
     """Creates `op_type` on the default graph (name defaults to the op type)."""
-    return get_default_graph().create_op(op_type, inputs, attrs, name=name or op_type)
+    return create_op(op_type, inputs, attrs, name=name or op_type)
 
 
 def _on_features(op_type: str, features: Any, name: str | None,

@@ -21,8 +21,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 
@@ -98,7 +97,7 @@ def shard_ids(flat_ids: Tensor, num_shards: int, strategy: str, total_rows: int 
         >>> rows, positions = shard_ids(tf.constant([0, 7, 3]), 2, "mod")
         >>> # rows = [[0], [3, 1]], positions = [[0], [1, 2]]
     """
-    op = get_default_graph().create_op(
+    op = create_op(
         "ShardIds", [flat_ids], {"num_shards": int(num_shards), "strategy": strategy,
-                                 "total_rows": int(total_rows)}, name=name or "ShardIds")
+             "total_rows": int(total_rows)}, name=name or "ShardIds")
     return op.outputs[:num_shards], op.outputs[num_shards:]

@@ -21,8 +21,8 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph, name_scope
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.framework.graph import name_scope
+from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 
@@ -266,8 +266,8 @@ def decode_csv(records: Any, record_defaults: Any, field_delim: str = ",",
         attrs = {"OUT_TYPE": [d.dtype.base_dtype for d in defaults],
                  "field_delim": field_delim, "use_quote_delim": bool(use_quote_delim),
                  "na_value": na_value, "select_cols": select_cols or []}
-        op = get_default_graph().create_op("DecodeCSV", [recs, defaults], attrs,
-                                           name="DecodeCSV")
+        op = create_op("DecodeCSV", [recs, defaults], attrs,
+                       name="DecodeCSV")
     return list(op.outputs)
 
 

@@ -21,8 +21,8 @@ from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph, name_part, name_scope
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.framework.graph import name_part, name_scope
+from tensorweave.ops.op_author import REQUIRED, create_op, create_tensor, define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
@@ -256,7 +256,7 @@ def parse_example(serialized: Any, features: dict[str, Any], name: str | None = 
                       for d in dense]
         attrs = {"sparse_types": [t for _, t in sparse], "Tdense": [d[1] for d in dense],
                  "dense_shapes": [d[2] for d in dense]}
-        outs = get_default_graph().create_op(
+        outs = create_op(
             "ParseExample", [ser, names, sparse_keys, dense_keys, [d[3] for d in dense]],
             attrs, name="ParseExample").outputs
     n = len(sparse)
@@ -340,10 +340,10 @@ def decode_raw(input_bytes: Any = None, out_type: Any = None, little_endian: boo
                          "tf.uint8).")
     data = convert_to_tensor(one_of("decode_raw", "input_bytes", input_bytes, "bytes", bytes),
                              dtype=_dt.string)
-    return get_default_graph().create_op(
+    return create_tensor(
         "DecodeRaw", [data], {"out_type": _dt.as_dtype(out_type).base_dtype,
-                              "little_endian": bool(little_endian)},
-        name=name or "DecodeRaw").outputs[0]
+              "little_endian": bool(little_endian)},
+        name=name or "DecodeRaw")
 
 
 __all__ = [

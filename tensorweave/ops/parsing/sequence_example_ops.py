@@ -21,8 +21,8 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph, name_scope
-from tensorweave.ops.op_author import define_op
+from tensorweave.framework.graph import name_scope
+from tensorweave.ops.op_author import create_op, define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
@@ -245,7 +245,7 @@ def parse_single_sequence_example(
                 for grp in ("cs", "cd", "fs", "fd")]
         debug = convert_to_tensor("" if example_name is None else example_name,
                                   dtype=_dt.string, name="debug_name")
-        outs = get_default_graph().create_op(
+        outs = create_op(
             "ParseSingleSequenceExample",
             [ser, missing, *keys, [d[3] for d in g["cd"]], debug], _type_attrs(g),
             name="ParseSingleSequenceExample").outputs
@@ -292,7 +292,7 @@ def parse_sequence_example(
         ser = convert_to_tensor(serialized, dtype=_dt.string, name="serialized")
         debug = convert_to_tensor([] if example_names is None else example_names,
                                   dtype=_dt.string, name="debug_name")
-        outs = get_default_graph().create_op(
+        outs = create_op(
             "ParseSequenceExample", [ser, debug, [d[3] for d in g["cd"]]], attrs,
             name="ParseSequenceExample").outputs
     context, lists, lengths = _dicts(g, outs, lengths=True)

@@ -17,20 +17,19 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.core_ops import shape_from_tensor
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, define_op
 
 
 # ---- shared helpers of the family (formerly sparse_util.py) ----
 def create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None,
            name: str | None = None) -> Operation:
-    return get_default_graph().create_op(op_type, inputs, attrs or {}, name=name or op_type)
+    return create_op(op_type, inputs, attrs or {}, name=name or op_type)
 
 
 def as_indices(indices: Any, rank: int | None = None) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.graph import colocate_with, get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Operation, Tensor
@@ -228,10 +228,10 @@ def _add_to_map(op_type: str, sp: Any, container: str | None, shared_name: str |
         sp = SparseTensor.from_value(sp)
     if not isinstance(sp, SparseTensor):
         raise TypeError(f"{op_type} stores a SparseTensor (or SparseTensorValue), got {sp!r}.")
-    return get_default_graph().create_op(
+    return create_tensor(
         op_type, [sp.indices, sp.values, sp.dense_shape],
         {"container": container or "", "shared_name": shared_name or ""},
-        name=name or op_type).outputs[0]
+        name=name or op_type)
 
 
 def add_sparse_to_tensors_map(sp_input: SparseTensor | SparseTensorValue,

@@ -24,7 +24,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import REQUIRED, create_colocated, define_op
+from tensorweave.ops.op_author import REQUIRED, create_colocated, create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.runtime.resource_mgr import VariableResource
@@ -82,10 +82,10 @@ def variable_op_v2(shape: Any, dtype: Any, name: str = "Variable", container: st
                    shared_name: str = "") -> Tensor:
     """A raw VariableV2 op's reference output (prefer `tf.Variable`)."""
     shp = plain_dims(shape) if shape is not None else None
-    return get_default_graph().create_op(
+    return create_tensor(
         "VariableV2", [], {"shape": shp, "dtype": _dt.as_dtype(dtype).base_dtype,
-                           "container": container, "shared_name": shared_name},
-        name=name).outputs[0]
+           "container": container, "shared_name": shared_name},
+        name=name)
 
 
 # ---- Assign ------------------------------------------------------------------------

@@ -18,8 +18,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 
@@ -116,7 +115,7 @@ def format(template: str, inputs: Any, placeholder: str = "{}",  # noqa: A001 - 
         tensors = [convert_to_tensor(t) for t in inputs]
     else:
         tensors = [convert_to_tensor(inputs)]
-    return get_default_graph().create_op(
+    return create_tensor(
         "StringFormat", [tensors], {"template": str(template), "placeholder": str(placeholder),
-                                    "summarize": int(summarize)},
-        name=name or "StringFormat").outputs[0]
+                    "summarize": int(summarize)},
+        name=name or "StringFormat")

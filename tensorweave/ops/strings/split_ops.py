@@ -17,7 +17,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.convert import (constant, constant_value, contains_tensor,
                                            convert_to_tensor)
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_op, create_tensor, define_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
@@ -124,8 +124,8 @@ def string_split(source: Any, sep: Any = None, skip_empty: bool = True,
     delimiter = sep if sep is not None else delimiter if delimiter is not None else " "
     x = string_input(source, "StringSplit", "input")
     d = string_input(delimiter, "StringSplit", "delimiter")
-    op = get_default_graph().create_op("StringSplit", [x, d], {"skip_empty": bool(skip_empty)},
-                                       name=name or "StringSplit")
+    op = create_op("StringSplit", [x, d], {"skip_empty": bool(skip_empty)},
+                   name=name or "StringSplit")
     return SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])
 
 
@@ -192,8 +192,8 @@ def split(input: Any = None, sep: Any = None, maxsplit: int = -1,  # noqa: A002 
     x = string_input(one_of("strings.split", "input", input, "source", source),
                      "StringSplitV2", "input")
     s = string_input("" if sep is None else sep, "StringSplitV2", "sep")
-    op = get_default_graph().create_op("StringSplitV2", [x, s], {"maxsplit": int(maxsplit)},
-                                       name=name or "StringSplitV2")
+    op = create_op("StringSplitV2", [x, s], {"maxsplit": int(maxsplit)},
+                   name=name or "StringSplitV2")
     return SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])
 
 
@@ -306,5 +306,5 @@ def string_join(inputs: Any, separator: str = "", name: str | None = None) -> Te
         >>> tf.string_join([["a", "b"], "x"], separator="-")   # [b"a-x", b"b-x"]
     """
     tensors = [string_input(t, "StringJoin", f"inputs[{i}]") for i, t in enumerate(inputs)]
-    return get_default_graph().create_op("StringJoin", [tensors], {"separator": separator},
-                                         name=name or "StringJoin").outputs[0]
+    return create_tensor("StringJoin", [tensors], {"separator": separator},
+                         name=name or "StringJoin")

@@ -20,8 +20,7 @@ from tensorweave.framework.arg_aliases import one_of
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.ops.op_author import define_op
+from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import broadcast_shapes
 from tensorweave.ops.strings.regex_ops import (attr_text, check_string, map_strings,
@@ -82,8 +81,8 @@ def length(input: Any, name: str | None = None, unit: str = "BYTE") -> Tensor:  
         >>> tf.strings.length(tf.constant(["héllo"]), unit="UTF8_CHAR")   # [5]
     """
     x = string_input(input, "StringLength", "input")
-    return get_default_graph().create_op("StringLength", [x], {"unit": unit},
-                                         name=name or "StringLength").outputs[0]
+    return create_tensor("StringLength", [x], {"unit": unit},
+                         name=name or "StringLength")
 
 
 # ---- Substr -----------------------------------------------------------------------------
@@ -169,8 +168,8 @@ def substr(input: Any, pos: Any, len: Any, name: str | None = None,  # noqa: A00
     x = string_input(input, "Substr", "input")
     p = pos if isinstance(pos, Tensor) else convert_to_tensor(pos)
     n = len if isinstance(len, Tensor) else convert_to_tensor(len)
-    return get_default_graph().create_op("Substr", [x, p, n], {"unit": unit},
-                                         name=name or "Substr").outputs[0]
+    return create_tensor("Substr", [x, p, n], {"unit": unit},
+                         name=name or "Substr")
 
 
 # ---- StringStrip ------------------------------------------------------------------------
@@ -201,8 +200,8 @@ def string_strip(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
         >>> tf.string_strip(tf.constant([" a b\\n"]))   # [b"a b"]
     """
     x = string_input(input, "StringStrip", "input")
-    return get_default_graph().create_op("StringStrip", [x],
-                                         name=name or "StringStrip").outputs[0]
+    return create_tensor("StringStrip", [x],
+                         name=name or "StringStrip")
 
 
 # ---- StringLower, StringUpper -----------------------------------------------------------
@@ -254,8 +253,8 @@ def lower(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  #
         >>> tf.strings.lower(tf.constant(["HeLLo"]))   # [b"hello"]
     """
     x = string_input(input, "StringLower", "input")
-    return get_default_graph().create_op("StringLower", [x], {"encoding": encoding},
-                                         name=name or "StringLower").outputs[0]
+    return create_tensor("StringLower", [x], {"encoding": encoding},
+                         name=name or "StringLower")
 
 
 def upper(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
@@ -268,8 +267,8 @@ def upper(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  #
         >>> tf.strings.upper(tf.constant(["HeLLo"]))   # [b"HELLO"]
     """
     x = string_input(input, "StringUpper", "input")
-    return get_default_graph().create_op("StringUpper", [x], {"encoding": encoding},
-                                         name=name or "StringUpper").outputs[0]
+    return create_tensor("StringUpper", [x], {"encoding": encoding},
+                         name=name or "StringUpper")
 
 
 # ---- StringToNumber ---------------------------------------------------------------------
@@ -358,9 +357,9 @@ def string_to_number(string_tensor: Any = None, out_type: Any = _dt.float32,
     """
     x = string_input(one_of("string_to_number", "string_tensor", string_tensor, "input",
                             input), "StringToNumber", "string_tensor")
-    return get_default_graph().create_op(
+    return create_tensor(
         "StringToNumber", [x], {"out_type": _dt.as_dtype(out_type).base_dtype},
-        name=name or "StringToNumber").outputs[0]
+        name=name or "StringToNumber")
 
 
 to_number = string_to_number
