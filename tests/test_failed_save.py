@@ -205,3 +205,23 @@ def test_a_save_on_a_full_disk_leaves_nothing_behind(full_disk, fmt, sharded):
         return [filler]
 
     _check_failed_save_leaves_nothing(full_disk, fmt, sharded, fill, lambda: os.remove(filler))
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_saved_model_whose_write_fails_leaves_no_partial_saved_model_file(
+        tmp_path, fail_writes, as_text):
+    v = tf.Variable([1.0, 2.0], name="v")
+    export_dir = str(tmp_path / "export")
+    builder = tf.saved_model.builder.SavedModelBuilder(export_dir)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        builder.add_meta_graph_and_variables(sess, ["serve"])
+    listing = _listing(export_dir)
+    failed = fail_writes.arm(r"^saved_model\.pbt?x?t?$")
+    with pytest.raises(OSError, match="No space left"):
+        builder.save(as_text=as_text)
+    assert failed and _listing(export_dir) == listing
+    fail_writes.disarm()
+    builder.save(as_text=as_text)
+    name = "saved_model.pbtxt" if as_text else "saved_model.pb"
+    assert name in os.listdir(export_dir)

@@ -28,6 +28,7 @@ import os
 import shutil
 from typing import Any
 
+from tensorweave.base.files import atomic_write
 from tensorweave.framework import meta_graph as _mg
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.proto import saved_model_pb2
@@ -124,15 +125,14 @@ class SavedModelBuilder:
 
     def save(self, as_text: bool = False) -> bytes:
         """Writes saved_model.pb (or .pbtxt); returns its path (bytes, as TF 1.x)."""
+        # Atomic (temporary name, fsync, rename): a failed write leaves no partial file.
         if as_text:
             path = os.path.join(self._export_dir, constants.SAVED_MODEL_FILENAME_PBTXT)
             from google.protobuf import text_format
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text_format.MessageToString(self._saved_model))
+            atomic_write(path, text_format.MessageToString(self._saved_model))
         else:
             path = os.path.join(self._export_dir, constants.SAVED_MODEL_FILENAME_PB)
-            with open(path, "wb") as f:
-                f.write(self._saved_model.SerializeToString())
+            atomic_write(path, self._saved_model.SerializeToString())
         return os.fsencode(path)
 
     # ---- helpers -------------------------------------------------------------------
