@@ -206,6 +206,19 @@ class NetnsBed:
             self.ips[host] = ip
         return self
 
+    def unplug(self, host: str) -> None:
+        """Takes `host`'s cable out of the bridge: a real, silent partition (the kernel drops
+        its packets both ways, no error, no RST; TCP retransmits and backs off as across
+        a cut link). `plug` puts it back."""
+        port = f"v{self.hosts.index(host)}"
+        self.netns(host)  # a KeyError naming the hosts for an unknown one
+        _ip("-n", f"{self.name}-br", "link", "set", port, "nomaster")
+
+    def plug(self, host: str) -> None:
+        """Puts `host`'s cable back into the bridge (after `unplug`)."""
+        port = f"v{self.hosts.index(host)}"
+        _ip("-n", f"{self.name}-br", "link", "set", port, "master", "br0")
+
     def _add_ns(self, name: str) -> str:
         _ip("netns", "add", name)
         self._made.append(name)

@@ -1,0 +1,83 @@
+"""Network faults between hosts, as tests: the tasks of a job each in their own network
+namespace (`netns_bed`), every link through the fault proxy (`NetnsCluster(...,
+via_proxy=True)`). Skipped unless root with `ip netns`.
+
+Timings are printed (`-s` shows them), never asserted."""
+from __future__ import annotations
+
+import re
+import sys
+import time
+
+import pytest
+
+from tensorweave.base.waits import Wait
+from tensorweave.testing.netns import NetnsBed
+from tensorweave.testing.netns_cluster import NetnsCluster
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+HOSTS = {"ps": ["ps0"], "worker": ["worker0", "worker1"]}
+_STEP_LINE = r"^step (\d+) {task} loss \S+ t ([\d.]+)$"
+
+
+def _trainer(checkpoint_dir: object, last_step: int, step_secs: float) -> list[str]:
+    return [sys.executable, "-m", "tensorweave.testing.fault_trainer",
+            f"--checkpoint_dir={checkpoint_dir}", f"--last_step={last_step}",
+            f"--step_secs={step_secs}", "--save_steps=100000"]
+
+
+def _steps(c: NetnsCluster, job: str, index: int) -> list[tuple[int, float]]:
+    """(global step, wall time) of every step (job, index) has printed."""
+    pattern = _STEP_LINE.format(task=f"{job}:{index}")
+    return [(int(s), float(t)) for s, t in re.findall(pattern, c.output(job, index), re.M)]
+
+
+def _wait_steps(c: NetnsCluster, job: str, index: int, n: int, timeout: float = 60) -> None:
+    wait = Wait(f"for {job} {index} to run {n} steps", timeout, error=TimeoutError)
+    while len(_steps(c, job, index)) < n:
+        if not c.alive():
+            raise AssertionError(f"a task exited before the fault: "
+                                 f"{ {k: c.output(*k)[-1500:] for k in c.procs} }")
+        wait.pause()
+
+
+@pytest.mark.parametrize("how", ["unplug", "proxy"])
+def test_link_cut_for_10s_then_healed_the_job_finishes(netns_bed: NetnsBed,
+                                                       tmp_path: object, how: str) -> None:
+    """Worker 1's link (to every other host) is cut silently for 10 s mid-training, then
+    healed: every task exits 0. Prints how long worker 1 stalled past the heal.
+
+    "unplug" takes worker 1's cable out of the bridge (`NetnsBed.unplug`: packets are
+    lost, TCP retransmits with its back-off, as across a real partition); "proxy" cuts
+    it in the fault proxy (bytes wait, the senders' windows close; no back-off)."""
+    prog = _trainer(tmp_path, last_step=300, step_secs=0.1)
+    with NetnsCluster(netns_bed, HOSTS, via_proxy=how == "proxy",
+                      programs={"ps": prog, "worker": prog}) as c:
+        _wait_steps(c, "worker", 1, 5)
+        cut_at = time.time()
+        if c.proxy is not None:
+            c.proxy.cut("worker1")
+        else:
+            netns_bed.unplug("worker1")
+        try:
+            time.sleep(10)
+        finally:
+            if c.proxy is not None:
+                c.proxy.heal("worker1")
+            else:
+                netns_bed.plug("worker1")
+        healed_at = time.time()
+        codes = c.wait(90)
+        outputs = {f"{job}{i}": c.output(job, i)[-3000:] for job, i in c.procs}
+        steps = _steps(c, "worker", 1)
+        before = [t for _, t in steps if t < cut_at]
+        after = [t for _, t in steps if t >= cut_at]
+        chief_during = [s for s, t in _steps(c, "worker", 0) if cut_at <= t < healed_at]
+        print(f"\n{how}: worker 1: last step {cut_at - before[-1]:.2f}s before the cut; "
+              + (f"first step after it {after[0] - cut_at:.2f}s after the cut, "
+                 f"{after[0] - healed_at:.2f}s past the heal (a 10 s cut)"
+                 if after else "no step after the cut")
+              + f"; the chief ran {len(chief_during)} steps during the cut")
+        assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs
+        assert after, f"worker 1 ran no step after the heal:\n{outputs['worker1']}"
