@@ -413,6 +413,11 @@ JOB_END_SILENCE_SECS = _declare(_CLUSTER, Secs(
     doc="Once the job is done, a ps closes a worker's open sessions when that worker has "
         "answered none of its health checks (3 at least) for this long; at most the "
         "server's done_grace_secs."))
+PEER_SILENCE_SECS = _declare(_CLUSTER, Secs(
+    "TENSORWEAVE_PEER_SILENCE_SECS", 30.0, minimum=0, exclusive=True,
+    doc="A step waiting on a task that answers no health check for this long fails with "
+        "UnavailableError naming it (MonitoredTrainingSession recovers); WARNING lines "
+        "name it from a sixth of this on. Steps with a deadline end at their deadline."))
 SESSION_DEADLINE_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SESSION_DEADLINE_SECS", 60.0, minimum=0, exclusive=True,
     doc="How long a session's steps, and creating or recovering a session, may wait for "

@@ -94,7 +94,7 @@ class MasterSession:
         # does before waiting for anything, starts with those tensors (_run_parts).
         here = self.master.task
         early = parts[here].early_sends() if here in parts else set()
-        return [self._register(p, p.task in early and p.waits_for(here))
+        return [self._register(p, p.task in early and p.waits_for(here), timeout_s)
                 for p in parts.values()]
 
     def _check_filters(self, ops: list, placement: dict[int, str]) -> None:
@@ -117,25 +117,28 @@ class MasterSession:
         """The devices of the cluster this session's device_filters allow."""
         return [d for d in self.master.all_devices() if device_matches_filters(d, self.filters)]
 
-    def _register(self, p: Partition, deferred: bool = False) -> Part:
+    def _register(self, p: Partition, deferred: bool = False,
+                  timeout_s: float | None = None) -> Part:
         from tensorweave.framework.graph_io import graph_to_graph_def
         worker = self.master.worker(p.task)
-        self._check_incarnation(p.task, worker)
+        self._check_incarnation(p.task, worker, min(10.0, cluster_wait_secs(timeout_s)))
         req = pb.RegisterGraphRequest(
             session_handle=self.handle, graph_def=graph_to_graph_def(p.graph, add_sites=True),
             isolate_session_state=self.config.isolate_session_state,
             feed=[t.name for t in p.feeds.values()], fetch=[t.name for t in p.fetches.values()])
-        resp, _ = worker.call("register_graph", req)
+        # Bounded like the wait for the tasks: a task frozen since it answered must not
+        # hold the step (or the session's lock) for ever.
+        resp, _ = worker.call("register_graph", req, timeout=cluster_wait_secs(timeout_s))
         self._registered.add(p.task)
         return Part(p.task, worker, resp.graph_handle, list(p.feeds), list(p.fetches),
                      deferred)
 
-    def _check_incarnation(self, task: str, worker: Any) -> None:
+    def _check_incarnation(self, task: str, worker: Any, timeout_s: float = 10.0) -> None:
         """A task that restarted since this session first registered a graph there has
         lost the session's state: refuse to register more (AbortedError, as TF's
         workers answer for a session they do not know), so an old session's late ops
         (a queue runner's close on stop) cannot act on the new task's fresh resources."""
-        status, _ = worker.call("get_status", pb.GetStatusRequest(), timeout=10.0)
+        status, _ = worker.call("get_status", pb.GetStatusRequest(), timeout=timeout_s)
         known = self._incarnations.setdefault(task, status.incarnation)
         if known != status.incarnation:
             raise errors.AbortedError(
@@ -169,11 +172,16 @@ class MasterSession:
         message = error.message if isinstance(error, errors.CancelledError) else \
             f"Step aborted because another task failed: {error}"
         req = pb.AbortStepRequest(step_id=step_id, code=code, message=message)
+        # All at once: a frozen task must not hold up the others' abort.
         for p in parts:
+            def done(resp: Any, tensors: Any, err: BaseException | None,
+                     task: str = p.task) -> None:
+                if err is not None:  # a dead or frozen task cannot be aborted; fine
+                    log.debug("abort of step %d on %s failed: %s", step_id, task, err)
             try:
-                p.worker.call("abort_step", req, timeout=5.0)
-            except Exception:  # noqa: BLE001 - a dead task cannot be aborted; fine
-                log.debug("abort of step %d on %s failed", step_id, p.task)
+                p.worker.call_async("abort_step", req, [], done, 5.0)
+            except Exception as e:  # noqa: BLE001 - as above
+                done(None, [], e)
 
     def close(self) -> None:
         """Cancels the session's running steps (a blocked dequeue too), then closes it
@@ -343,7 +351,8 @@ class MasterService:
                 if device_matches_filters(task_device(task), filters):
                     containers = [n for c in req.container
                                   for n in (("", c) if c == job else (c,))]
-                    self.worker(task).call("reset", pb.ResetRequest(container=containers))
+                    self.worker(task).call("reset", pb.ResetRequest(container=containers),
+                                           timeout=cluster_wait_secs())
         return pb.ResetResponse(), []
 
     def job_done(self, req: pb.JobDoneRequest, tensors: Tensors = ()

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from typing import Any, Callable
 
 from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.step_watch import StepWatch
 from tensorweave.distributed.transport.base import Items, Peer
 from tensorweave.framework import errors
 
@@ -24,6 +26,12 @@ Start = Callable[[Items], None]
 # How long past its deadline the master waits for a part's answer before it counts the
 # RunGraph as lost: the part itself gives up at the deadline and says which node waited.
 RUN_GRAPH_GRACE_S = 10.0
+# How long past its deadline a step waits for its parts' answers before it names the
+# tasks that did not answer (each part gives up at the deadline itself).
+DEADLINE_GRACE_S = 0.5
+# How long, after a part failed, the step waits for the others to answer the abort
+# before it reports that failure (a frozen task never answers it).
+ABORT_WAIT_S = 2.0
 
 
 class Part:
@@ -103,40 +111,46 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
     step = _Step(parts, feed_values, step_id, timeout_ms, abort, options, metadata,
                  metadata_lock or threading.Lock())
     local = next((p for p in parts if p.task == here), None)
-    inline = local or parts[0]
-    remote = [p for p in parts if p is not inline]
+    remote = [p for p in parts if p is not local]
+    step.watch = StepWatch(step_id, remote, step.finished_silent)
+    if local is None:  # nothing runs here: every part is a call, as a remote one
+        for p in remote:
+            step.start(p, [])
+        try:
+            return step.collect()
+        finally:
+            step.watch.stop()
     # Parts with nothing to do before this task's tensors arrive start with them:
     # one message, and a wake-up fewer on each side.
     deferred = DeferredStarts(local_worker, {p.task: step.starter(p) for p in remote
-                                             if p.deferred and local is not None})
+                                             if p.deferred})
     held = set(deferred.pending())
     for p in remote:
         if p.task not in held:
             step.start(p, [])
-    tensors = [feed_values[n] for n in inline.feeds]
     failed = False
     try:
-        if local is None:  # nothing runs here: one part's call waits in this thread
-            resp, outs = inline.worker.call("run_graph", step.request(inline), tensors,
-                                            step.call_timeout)
-        else:
-            resp, outs = local_worker.run_graph(step.request(inline), tensors,
-                                                outbox=deferred)
+        resp, outs = local_worker.run_graph(step.request(local),
+                                            [feed_values[n] for n in local.feeds],
+                                            outbox=deferred)
     except BaseException as e:  # noqa: BLE001 - reported with the others below
         failed = True
-        step.finished(inline, None, [], e)
+        step.finished(local, None, [], e)
     else:
-        step.finished(inline, resp, outs, None)
+        step.finished(local, resp, outs, None)
     for p in remote:  # deferred parts the local part never started
         if deferred.take(p.task) is None:
             continue
         if failed:  # the step failed here before they were needed: not run
             step.finished(p, None, [], errors.CancelledError(
-                None, None, f"Step not started on {p.task}: it failed on {inline.task} "
+                None, None, f"Step not started on {p.task}: it failed on {local.task} "
                 "first"))
         else:  # the local part ended without a flush
             step.start(p, [])
-    return step.collect()
+    try:
+        return step.collect()
+    finally:
+        step.watch.stop()
 
 
 class _Step:
@@ -154,8 +168,12 @@ class _Step:
         self.trace = options is not None and options.trace_level > 0  # above NO_TRACE
         self.graphs = options is not None and options.output_partition_graphs
         self.abort, self.metadata, self.lock = abort, metadata, metadata_lock
+        self.deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
         self.results: queue.SimpleQueue = queue.SimpleQueue()
         self.aborted = threading.Event()
+        self.answered: set[str] = set()  # the parts (tasks) with an outcome: one each
+        self._answer_lock = threading.Lock()
+        self.watch: StepWatch | None = None
 
     def request(self, p: Part) -> pb.RunGraphRequest:
         return pb.RunGraphRequest(graph_handle=p.handle, step_id=self.step_id,
@@ -163,6 +181,14 @@ class _Step:
                                   record_partition_graph=self.graphs)
 
     def finished(self, p: Part, resp: Any, outs: Any, err: BaseException | None) -> None:
+        """`p`'s outcome; only its first counts (a late answer after the health checks
+        gave up on it, or after the deadline, is dropped)."""
+        with self._answer_lock:
+            if p.task in self.answered:
+                return
+            self.answered.add(p.task)
+        if self.watch is not None:
+            self.watch.done(p.task)
         if err is None and self.metadata is not None:  # each task's node stats go back
             with self.lock:
                 self.metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
@@ -188,19 +214,56 @@ class _Step:
             self.finished(p, None, [], e)  # one result per part, whatever happens
             raise
 
+    def finished_silent(self, p: Part, error: BaseException) -> None:
+        """The health checks gave up on `p`'s task (StepWatch)."""
+        self.finished(p, None, [], error)
+
     def starter(self, p: Part) -> Start:
         return lambda items: self.start(p, items)
 
     def collect(self) -> dict[str, Any]:
-        """Every part's fetches, once all have answered; raises the first error."""
+        """Every part's fetches, once all have answered; raises the first error.
+
+        With a deadline, parts that have not answered shortly after it are named in a
+        DeadlineExceededError (a frozen or cut-off task never answers); after a
+        failure, the others get `ABORT_WAIT_S` to answer the abort."""
         values: dict[str, Any] = {}
-        first_error = None
-        for _ in self.parts:
-            p, outs, err = self.results.get()
+        first_error: BaseException | None = None
+        waiting = {p.task for p in self.parts}
+        failed_at = 0.0
+        while waiting:
+            limit = None if self.deadline is None else self.deadline + DEADLINE_GRACE_S
+            if first_error is not None:
+                limit = min(limit or float("inf"), failed_at + ABORT_WAIT_S)
+            try:
+                p, outs, err = self.results.get(
+                    timeout=None if limit is None else max(0.0, limit - time.monotonic()))
+            except queue.Empty:
+                break
+            waiting.discard(p.task)
             if err is None:
                 values.update(zip(p.fetches, outs))
             elif first_error is None:
-                first_error = err
+                first_error, failed_at = err, time.monotonic()
+        if waiting and (first_error is None
+                        or isinstance(first_error, errors.DeadlineExceededError)):
+            raise self._unanswered(sorted(waiting), first_error)
         if first_error is not None:
             raise first_error
         return values
+
+    def _unanswered(self, tasks: list[str], error: BaseException | None) -> BaseException:
+        """DeadlineExceededError naming the tasks whose parts did not answer in time."""
+        names = ", ".join(tasks)
+        message = (f"Step {self.step_id:x} passed its deadline of {self.timeout_ms} ms: no "
+                   f"answer from {names} (its part of the step, RunGraph). The task is "
+                   "frozen, overloaded or cut off; raise RunOptions.timeout_in_ms or "
+                   "ConfigProto.operation_timeout_in_ms if it is only slow.")
+        if isinstance(error, errors.OpError):
+            message += f"\n\t{error.message}"
+        err = errors.DeadlineExceededError(None, None, message)
+        if not self.aborted.is_set():  # nothing failed yet: stop the parts still running
+            self.aborted.set()
+            threading.Thread(target=self.abort, args=(self.parts, self.step_id, err),
+                             daemon=True).start()
+        return err

@@ -26,6 +26,11 @@ from tensorweave.runtime.threads import at_exit
 
 
 
+# How long past a step's deadline the client waits for its master (which gives up on the
+# step's parts half a second after it: master_step.DEADLINE_GRACE_S).
+RUN_STEP_GRACE_S = 2.0
+
+
 class GrpcSessionRuntime:
     """Runs steps on one server's master for one client graph."""
 
@@ -89,7 +94,8 @@ class GrpcSessionRuntime:
             req.options.CopyFrom(step.options)
         token = step.register_cancel(lambda err: self._cancel())
         try:
-            resp, values = self._master.call("run_step", req, feed_values)
+            resp, values = self._master.call("run_step", req, feed_values,
+                                             timeout=_run_step_timeout(step))
         except errors.OpError:
             # A step cancelled here (Session.close(), its timeout) reports why, not how
             # the cancelled call ended (e.g. the transport closing under it).
@@ -119,7 +125,8 @@ class GrpcSessionRuntime:
         with self._lock:
             self._sync_graph()  # as TF: a remote session is created first if need be
         resp, _ = self._master.call("list_devices",
-                                    pb.ListDevicesRequest(session_handle=self.handle))
+                                    pb.ListDevicesRequest(session_handle=self.handle),
+                                    timeout=self._timeout())
         return [cpu_device(d) for d in resp.device]
 
     def close(self) -> None:
@@ -127,6 +134,14 @@ class GrpcSessionRuntime:
         if self.handle:
             self._cancel()
         self._master.close()
+
+
+def _run_step_timeout(step: StepState) -> float | None:
+    """How long the client waits for the master's answer to a step: the step's deadline
+    plus `RUN_STEP_GRACE_S` (the master answers at its deadline, naming the tasks that
+    did not answer: a frozen master does not); none without a deadline, as TF."""
+    remaining = step.remaining()
+    return None if remaining is None else max(remaining, 0.0) + RUN_STEP_GRACE_S
 
 
 def _call_until_deadline(call: Callable[[], Any], timeout_ms: int, what: str) -> Any:

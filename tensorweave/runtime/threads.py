@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures as futures
+import heapq
+import itertools
 import logging
 import os
 import queue
 import sys
 import threading
+import time
 from typing import Any, Callable, NoReturn
 
 
@@ -124,3 +127,45 @@ def exit_process(code: int = 0) -> NoReturn:
             except (AttributeError, OSError, ValueError):  # closed or replaced streams
                 pass
         os._exit(code)
+
+
+class Timers:
+    """One thread that runs callbacks at their times (call timeouts, health checks), not
+    one thread per timer. A callback must be quick: it runs on that thread.
+
+    Example:
+        >>> TIMERS.add(0.5, lambda: print("half a second later"))
+    """
+
+    def __init__(self, name: str = "tw-timers") -> None:
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._ids = itertools.count()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._name = name
+
+    def add(self, after_s: float, fn: Callable[[], None]) -> None:
+        """Runs `fn()` on the timer thread `after_s` seconds from now."""
+        with self._wake:
+            heapq.heappush(self._heap, (time.monotonic() + after_s, next(self._ids), fn))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name=self._name)
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    self._wake.wait(self._heap[0][0] - time.monotonic() if self._heap
+                                    else None)
+                _, _, fn = heapq.heappop(self._heap)
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - one failing callback must not stop the rest
+                logging.getLogger("tensorweave.threads").exception("a timer's callback failed")
+
+
+TIMERS = Timers()
+"""The process's timers (call timeouts of the unix links, a step's health checks)."""

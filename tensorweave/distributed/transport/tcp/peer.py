@@ -12,6 +12,7 @@ import os
 import secrets
 from typing import Any, Sequence
 
+from tensorweave.base import knobs
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.protocol.methods import SERVICES
 from tensorweave.distributed.transport import credentials as creds_mod
@@ -53,8 +54,10 @@ class GrpcPeer(Peer):
         _pool.submit(run)
 
     def push(self, step_id: int, items: list[tuple[str, Any]]) -> None:
+        # Bounded as a silent peer is everywhere: a frozen task never answers the push.
         self._client.call("push_tensors", pb.PushTensorsRequest(
-            step_id=step_id, rendezvous_key=[k for k, _ in items]), [v for _, v in items])
+            step_id=step_id, rendezvous_key=[k for k, _ in items]), [v for _, v in items],
+            knobs.PEER_SILENCE_SECS.get())
 
     def close(self) -> None:
         self._client.close()

@@ -11,14 +11,12 @@ Example:
 """
 from __future__ import annotations
 
-import heapq
 import itertools
 import logging
 import socket
 import sys
 import threading
-import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from tensorweave.base.address import address_key, same_host
 from tensorweave.distributed.protocol.methods import SERVICES
@@ -30,6 +28,7 @@ from tensorweave.distributed.transport.credentials import Credentials
 from tensorweave.distributed.transport.unix.framing import (
     PUSH, REPLY, REQUEST, Conn as _Conn, tune as _tune)
 from tensorweave.framework import errors
+from tensorweave.runtime.threads import TIMERS
 
 log = logging.getLogger("tensorweave.transport.unix")
 
@@ -251,7 +250,7 @@ class UnixPeer(Peer):
             error = errors.DeadlineExceededError(
                 None, None, f"Call {method} to task {self.name} timed out after {timeout}s "
                 "(no answer: the task is stuck, or the request or its answer was lost)")
-            _EXPIRY.add(timeout, lambda: self._link.cancel({call_id}, error))
+            TIMERS.add(timeout, lambda: self._link.cancel({call_id}, error))
 
     def _push_frame(self, step_id: int, items: list[tuple[str, Any]]
                     ) -> tuple[int, int, int, int, bytes, list[Any]]:
@@ -266,38 +265,6 @@ class UnixPeer(Peer):
                 None, None, f"Call to task {self.name} cancelled: its client was closed"))
 
 
-class _Expiry:
-    """One thread that runs callbacks at their deadlines (call timeouts), not one per call."""
-
-    def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Callable[[], None]]] = []
-        self._ids = itertools.count()
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
-
-    def add(self, after_s: float, fn: Callable[[], None]) -> None:
-        with self._wake:
-            heapq.heappush(self._heap, (time.monotonic() + after_s, next(self._ids), fn))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="tw-unix-expiry")
-                self._thread.start()
-            self._wake.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                while not self._heap or self._heap[0][0] > time.monotonic():
-                    self._wake.wait(self._heap[0][0] - time.monotonic() if self._heap
-                                    else None)
-                _, _, fn = heapq.heappop(self._heap)
-            try:
-                fn()  # cancelling an answered call does nothing
-            except Exception:  # noqa: BLE001 - one failing callback must not stop the rest
-                log.exception("a call timeout's callback failed")
-
-
-_EXPIRY = _Expiry()
 
 
 class UnixTransport:
