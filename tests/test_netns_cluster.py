@@ -121,3 +121,16 @@ def test_seed_trainer_finishes_across_hosts(netns_bed: NetnsBed, tls_env: dict[s
             for worker in ("worker0", "worker1"):
                 assert c.proxy.forwarded(worker, "ps0") > 0
                 assert c.proxy.forwarded("ps0", worker) > 0
+
+
+def test_client_outside_the_cluster_is_refused(netns_bed: NetnsBed) -> None:
+    """A client on a host the ClusterSpec does not name (no credentials anywhere) is
+    refused before any step runs, and the task logs who and why; the cluster goes on."""
+    with NetnsCluster(netns_bed, HOSTS) as c:
+        found = _probe(netns_bed, "outsider", c.spec["ps"][0], c.spec["worker"][0])
+        print(f"outsider: {found}")
+        assert str(found["step"]).startswith("UnavailableError"), found
+        log = c.output("worker", 0)
+        assert f"refused connection from {netns_bed.ips['outsider']}" in log, log
+        assert "not a host of the cluster" in log, log
+        assert c.alive()
