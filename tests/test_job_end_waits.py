@@ -64,6 +64,7 @@ def _poll(watch: JobEndWatch, seconds: float) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_lost_health_checks_do_not_end_a_session_whose_worker_answers_again(
         lossy_cluster, monkeypatch, caplog):
     monkeypatch.setenv("TENSORWEAVE_JOB_END_SILENCE_SECS", "60")
@@ -91,6 +92,7 @@ def test_lost_health_checks_do_not_end_a_session_whose_worker_answers_again(
     assert _poll(watch, 30), "the session closed but the job's end did not notice"
 
 
+@pytest.mark.slow
 def test_a_worker_silent_past_the_bound_is_declared_gone_by_name(lossy_cluster, monkeypatch,
                                                                  caplog):
     monkeypatch.setenv("TENSORWEAVE_JOB_END_SILENCE_SECS", "1")
@@ -224,6 +226,7 @@ def _job(tmp_path, silence_secs: str, grace_secs: str):
     return spec, ps, worker
 
 
+@pytest.mark.slow
 def test_a_frozen_worker_that_comes_back_finishes_and_the_ps_exits_after_it(tmp_path):
     spec, ps, worker = _job(tmp_path, silence_secs="40", grace_secs="90")
     chief = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
@@ -248,6 +251,7 @@ def test_a_frozen_worker_that_comes_back_finishes_and_the_ps_exits_after_it(tmp_
     assert "is gone" not in ps_log and "giving up on" not in ps_log
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_declared_gone_by_name_within_the_grace(tmp_path):
     spec, ps, worker = _job(tmp_path, silence_secs="3", grace_secs="60")
     chief = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
