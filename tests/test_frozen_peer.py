@@ -185,3 +185,31 @@ def test_a_ps_whose_health_checks_are_lost_is_given_up_on(lossy_cluster, monkeyp
         assert len(lost.hits) == 1 and unanswered.hits
         lossy.LOSSY.rules = []
         np.testing.assert_allclose(sess.run(out), 2.0)
+
+
+@pytest.mark.slow
+def test_a_grpc_call_without_a_timeout_to_a_frozen_task_fails_after_the_silence(monkeypatch):
+    """gRPC keepalive: pings while a call is in flight; one unanswered for the bound
+    closes the connection and the call fails with UnavailableError naming the task."""
+    from tensorweave.distributed.protocol import service_pb2 as pb
+    from tensorweave.distributed.transport.tcp.peer import TCP
+    monkeypatch.setenv(knobs.PEER_SILENCE_SECS.name, "3")
+    with LocalCluster(ps=1, workers=0) as cluster:
+        pid = cluster.procs[("ps", 0)].pid
+        peer = TCP.connect(cluster.spec["ps"][0], PS, "tensorweave.Worker")
+        try:
+            assert peer.call("get_status", pb.GetStatusRequest())[0].task == PS
+            try:
+                _freeze(pid)
+                start = time.monotonic()
+                with pytest.raises(tf.errors.UnavailableError, match=PS):
+                    peer.call("get_status", pb.GetStatusRequest())  # no timeout
+                took = time.monotonic() - start
+            finally:
+                _thaw(pid)
+            print(f"the call to the frozen task failed after {took:.2f}s (bound: 3s)")
+            assert took < 3 + BOUND_S
+            # The channel reconnects: the task answers again.
+            assert peer.call("get_status", pb.GetStatusRequest(), timeout=10)[0].task == PS
+        finally:
+            peer.close()

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np  # noqa: F401 - used by the module docstring example
 
+from tensorweave.base import knobs
 from tensorweave.distributed.transport import codec
 from tensorweave.distributed.transport.sidechannel import recv_exactly_into
 
@@ -290,7 +291,9 @@ class BulkClient:
             with self._lock:
                 self._down[host] = time.monotonic()
             raise BulkUnavailable(f"Cannot reach bulk port {host}:{port}: {e}") from e
-        sock.settimeout(None)
+        # A pull from a frozen or cut-off task fails after a bounded silence (the caller
+        # then refetches over gRPC, whose keepalive gives up on it as well).
+        sock.settimeout(knobs.PEER_SILENCE_SECS.get())
         tune_socket(sock)
         try:
             if hello is None:

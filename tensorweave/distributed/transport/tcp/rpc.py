@@ -250,6 +250,31 @@ def grpc_options() -> list[tuple[str, Any]]:
             for k, v in GRPC_OPTIONS]
 
 
+def keepalive_options() -> list[tuple[str, Any]]:
+    """A client channel's health checks: while calls are in flight it pings the peer
+    every third of TENSORWEAVE_PEER_SILENCE_SECS, and a ping unanswered for the other
+    two thirds closes the connection, failing its calls with UNAVAILABLE (a frozen or
+    cut-off task is noticed within that bound, not after TCP's retransmission back-off).
+
+    Example:
+        >>> dict(keepalive_options())["grpc.keepalive_time_ms"]  # default 30 s bound
+        10000
+    """
+    silence_ms = knobs.PEER_SILENCE_SECS.get() * 1000
+    return [("grpc.keepalive_time_ms", max(100, int(silence_ms / 3))),
+            ("grpc.keepalive_timeout_ms", max(100, int(silence_ms * 2 / 3))),
+            ("grpc.keepalive_permit_without_calls", 0),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.http2.min_time_between_pings_ms", max(100, int(silence_ms / 3))),
+            ("grpc.http2.ping_timeout_ms", max(100, int(silence_ms * 2 / 3)))]
+
+
+# A server accepts its clients' keepalive pings however often they come (gRPC's default
+# answers pings more frequent than every 5 minutes with GOAWAY).
+SERVER_KEEPALIVE = [("grpc.http2.max_ping_strikes", 0),
+                    ("grpc.http2.min_recv_ping_interval_without_data_ms", 100)]
+
+
 class Client:
     """Calls a service's methods on one peer; attribute names are snake_case.
 
@@ -273,7 +298,8 @@ class Client:
         self._bulk_hello = (functools.partial(bulk_auth.open_bulk, creds=credentials,
                                               host=self.host)
                             if credentials.enabled else None)
-        self._channel = grpc_auth.secure_channel(address, credentials, grpc_options())
+        self._channel = grpc_auth.secure_channel(address, credentials,
+                                                 grpc_options() + keepalive_options())
         self._methods = {m.py_name: m for m in methods}
         self._unary = {m.py_name: self._channel.unary_unary(
             f"/{service_name}/{m.name}", request_serializer=_identity,
@@ -347,7 +373,8 @@ class RpcServer:
 
     def __init__(self, address: str, endpoints: list[ServiceEndpoint], pool: Any) -> None:
         # so_reuseport off: a second server on a taken port must fail, not share it.
-        self._server = grpc.server(pool, options=grpc_options() + [("grpc.so_reuseport", 0)])
+        self._server = grpc.server(pool, options=grpc_options() + SERVER_KEEPALIVE +
+                                   [("grpc.so_reuseport", 0)])
         self._server.add_generic_rpc_handlers(tuple(e.handler() for e in endpoints))
         try:
             bound = self._server.add_insecure_port(address)
