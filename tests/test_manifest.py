@@ -13,8 +13,9 @@ COMMAND = ["python", "/app/trainer.py", "--train_steps=300"]
 
 
 def _manifest(tmp_path, *args: str) -> list[dict]:
+    """The documents, without credentials (test_security_launch.py checks those)."""
     out = tmp_path / "m.yaml"
-    assert main(["manifest", "--image", "me/train:1", "--out", str(out), *args,
+    assert main(["manifest", "--image", "me/train:1", "--out", str(out), "--insecure", *args,
                  "--", *COMMAND]) == 0
     return [d for d in yaml.safe_load_all(out.read_text()) if d is not None]
 
@@ -104,7 +105,7 @@ def test_bad_options_are_named(change, message):
 
 def test_stdout_output(capsys):
     assert main(["manifest", "--image", "img", "--", "python", "t.py"]) == 0
-    (doc,) = yaml.safe_load_all(capsys.readouterr().out)
-    assert doc["kind"] == "TFJob"
+    secret, doc = yaml.safe_load_all(capsys.readouterr().out)
+    assert (secret["kind"], doc["kind"]) == ("Secret", "TFJob")  # its token, then the job
     assert dns_address(ManifestOptions(1, 1, "img", ["x"], name="a"), "worker", 3) == \
         "a-worker-3.a-worker.default.svc.cluster.local:2222"

@@ -15,7 +15,7 @@ COMMAND = ["python", "/app/trainer.py"]
 
 def _manifest(tmp_path, *args: str) -> list[dict]:
     out = tmp_path / "m.yaml"
-    assert main(["manifest", "--image", "me/train:1", "--out", str(out), *args,
+    assert main(["manifest", "--image", "me/train:1", "--out", str(out), "--insecure", *args,
                  "--", *COMMAND]) == 0
     return [d for d in yaml.safe_load_all(out.read_text()) if d is not None]
 

@@ -9,7 +9,10 @@ What is substituted to run it on one machine, and why (nothing else is):
 * `/app/trainer.py` (the file inside the image) becomes this checkout's
   `examples/trainer.py`, and `python` this interpreter;
 * TENSORWEAVE_BIND_ALL=1 (which the manifest sets because a pod's own DNS name may not
-  resolve yet when its server binds) is dropped: tests listen on loopback only.
+  resolve yet when its server binds) is dropped: tests listen on loopback only;
+* the Secret volumes (the generated auth token) are what Kubernetes makes of them: a
+  directory with a file per key of the Secret the manifest holds, at the path its
+  mount names (under tmp_path, not /etc), so the tasks read the generated token.
 For the TFJob, TF_CONFIG is what the Kubeflow training operator writes into each pod:
 role names lower-cased, `<job>-<role>-<i>.<namespace>.svc:<tfjob-port>` addresses,
 `{"type": role, "index": i}`. For `--kind plain` it is the TF_CONFIG the manifest holds.
@@ -88,7 +91,25 @@ def _on_loopback(tasks: dict) -> dict:
     return out
 
 
-def _run_tasks(tasks: dict, tmp_path: Path) -> dict[tuple[str, int], tuple[int, str]]:
+def _mount_secrets(docs: list[dict[str, Any]], tmp_path: Path) -> dict[str, str]:
+    """Each Secret the manifests hold, written as Kubernetes mounts it (a file per key):
+    {mount path in the pod: the directory here}. Every pod mounts the same ones."""
+    secrets = {d["metadata"]["name"]: d["stringData"] for d in docs if d["kind"] == "Secret"}
+    pod = (docs[-1]["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+           if docs[-1]["kind"] == "TFJob" else docs[-1]["spec"]["template"]["spec"])
+    volumes = {v["name"]: v["secret"]["secretName"] for v in pod.get("volumes", [])}
+    mounts = {}
+    for mount in pod["containers"][0].get("volumeMounts", []):
+        here = tmp_path / "secrets" / volumes[mount["name"]]
+        here.mkdir(parents=True, exist_ok=True)
+        for key, value in secrets[volumes[mount["name"]]].items():
+            (here / key).write_text(value)
+        mounts[mount["mountPath"]] = str(here)
+    return mounts
+
+
+def _run_tasks(tasks: dict, tmp_path: Path, mounts: dict[str, str] | None = None
+               ) -> dict[tuple[str, int], tuple[int, str]]:
     procs = {}
     try:
         for (role, index), (container, cfg) in sorted(tasks.items()):
@@ -98,6 +119,10 @@ def _run_tasks(tasks: dict, tmp_path: Path) -> dict[tuple[str, int], tuple[int, 
             env = {e["name"]: e["value"] for e in container.get("env", [])}
             env.pop("TENSORWEAVE_BIND_ALL")  # loopback only in tests (see the docstring)
             env["TF_CONFIG"] = json.dumps(cfg)
+            for name, value in env.items():  # paths into the Secrets' volumes
+                for in_pod, here in (mounts or {}).items():
+                    if value.startswith(in_pod + "/"):
+                        env[name] = here + value[len(in_pod):]
             log = open(tmp_path / f"{role}-{index}.log", "w")  # noqa: SIM115
             procs[(role, index)] = (subprocess.Popen(
                 argv, env={**os.environ, **env, "PYTHONUNBUFFERED": "1"}, cwd=tmp_path,
@@ -127,13 +152,15 @@ def _check_trained(results: dict) -> None:
 @pytest.mark.cluster
 @pytest.mark.slow
 def test_readme_tfjob_runs_with_the_operators_tf_config(tmp_path):
-    (tfjob,) = _render(tmp_path)  # the README's command: a TFJob by default
-    assert tfjob["kind"] == "TFJob"
-    _check_trained(_run_tasks(_on_loopback(_operator_tf_configs(tfjob)), tmp_path))
+    docs = _render(tmp_path)  # the README's command: a TFJob by default, and its token
+    assert [d["kind"] for d in docs] == ["Secret", "TFJob"]
+    _check_trained(_run_tasks(_on_loopback(_operator_tf_configs(docs[-1])), tmp_path,
+                              _mount_secrets(docs, tmp_path)))
 
 
 @pytest.mark.cluster
 @pytest.mark.slow
 def test_readme_plain_jobs_run_with_their_own_tf_config(tmp_path):
     docs = _render(tmp_path, "--kind", "plain")
-    _check_trained(_run_tasks(_on_loopback(_plain_tf_configs(docs)), tmp_path))
+    _check_trained(_run_tasks(_on_loopback(_plain_tf_configs(docs)), tmp_path,
+                              _mount_secrets(docs, tmp_path)))

@@ -3,6 +3,10 @@ makes throw-away credentials and runs a job with them; `tensorweave manifest
 --tls-secret/--auth-secret` mounts Kubernetes Secrets into every pod; `tensorweave
 certs` writes a CA, a certificate and a token; `tensorweave server` takes the files
 as flags. Beyond TF 1.x, which has no authentication.
+
+Secure by default (issue 32): with no flag, `launch` gives every task a generated
+token and `manifest` writes a Secret with a generated token and mounts it in every
+pod; `--insecure` opts out of both.
 """
 from __future__ import annotations
 
@@ -69,7 +73,8 @@ def _launch(tmp_path: Path, *args: str, timeout: float = 180) -> subprocess.Comp
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flags", [["--tls"], ["--auth-token"], ["--tls", "--auth-token"]])
+@pytest.mark.parametrize("flags", [[], ["--tls"], ["--auth-token"], ["--tls", "--auth-token"],
+                                   ["--insecure"]])
 def test_launch_gives_each_task_credentials_and_strangers_are_refused(tmp_path, flags):
     script = tmp_path / "task.py"
     script.write_text(TASK)
@@ -77,10 +82,16 @@ def test_launch_gives_each_task_credentials_and_strangers_are_refused(tmp_path, 
                 *flags, "--", sys.executable, str(script))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "[worker 0] TRUSTED 5.0" in r.stdout, r.stdout
+    secure = "--insecure" not in flags
     refused = [line for line in r.stdout.splitlines() if "REFUSED" in line]
-    assert refused and "NOT REFUSED" not in r.stdout, r.stdout
-    assert "/job:ps/replica:0/task:0" in refused[0]
-    assert ("requires TLS" if "--tls" in flags else "requires an auth token") in refused[0]
+    if secure:
+        assert refused and "NOT REFUSED" not in r.stdout, r.stdout
+        assert "/job:ps/replica:0/task:0" in refused[0]
+        assert ("requires TLS" if "--tls" in flags else "requires an auth token") in refused[0]
+        assert "every task has a generated auth token" in r.stderr, r.stderr
+    else:  # no token: a stranger of the same host runs graphs (its address is the cluster's)
+        assert refused == ["[worker 0] NOT REFUSED"], r.stdout
+        assert "generated auth token" not in r.stderr
     lines = [line.split()[-2:] for line in r.stdout.splitlines() if "CREDENTIALS" in line]
     assert len(lines) == 3
     certs = [cert for cert, _ in lines]
@@ -88,8 +99,10 @@ def test_launch_gives_each_task_credentials_and_strangers_are_refused(tmp_path, 
         assert len(set(certs)) == 3  # a certificate per task
     else:
         assert set(certs) == {"None"}
-    if "--auth-token" in flags:
+    if secure:  # a token for every task, whatever else: the same one
         assert len({token for _, token in lines}) == 1 and lines[0][1] != "None"
+    else:
+        assert {token for _, token in lines} == {"None"}
     # The throw-away files are gone once the run ended.
     assert not any(os.path.exists(p) for line in lines for p in line if p != "None")
 
@@ -144,8 +157,10 @@ def test_manifest_mounts_the_secrets_into_every_pod(tmp_path, kind):
         assert env[C.TOKEN_FILE_ENV] == "/etc/tensorweave/auth/token"
 
 
-def test_manifest_without_secrets_mounts_nothing(tmp_path):
-    for pod in _pods(_manifest(tmp_path, "--kind", "both")):
+def test_manifest_insecure_mounts_nothing(tmp_path):
+    docs = _manifest(tmp_path, "--kind", "both", "--insecure")
+    assert "Secret" not in {d["kind"] for d in docs}
+    for pod in _pods(docs):
         assert "volumes" not in pod
         assert not {e["name"] for e in pod["containers"][0]["env"]} & {
             C.CA_ENV, C.TOKEN_FILE_ENV}
@@ -183,3 +198,63 @@ def test_server_flags_name_a_missing_file(tmp_path, capsys, monkeypatch):
 def test_incomplete_tls_files_are_named():
     with pytest.raises(ValueError, match="TENSORWEAVE_TLS_CERT"):
         C.Credentials(ca=b"x")
+
+
+@pytest.mark.parametrize("kind", ["tfjob", "plain", "both"])
+def test_manifest_generates_a_token_secret_and_mounts_it_by_default(tmp_path, kind):
+    docs = _manifest(tmp_path, "--kind", kind, "--name", "mnist", "--namespace", "ml")
+    secrets = [d for d in docs if d["kind"] == "Secret"]
+    assert len(secrets) == 1 and docs[0] is secrets[0]  # before the pods that mount it
+    (secret,) = secrets
+    assert secret["metadata"]["name"] == "mnist-auth"
+    assert secret["metadata"]["namespace"] == "ml"
+    token = secret["stringData"]["token"]
+    assert len(token) == 64 and int(token, 16)  # 32 random bytes, hex
+    text = (tmp_path / "m.yaml").read_text()
+    assert "keep this file private" in text
+    assert (tmp_path / "m.yaml").stat().st_mode & 0o077 == 0  # owner only: it holds a token
+    for pod in _pods(docs):
+        (volume,) = pod["volumes"]
+        assert volume["secret"]["secretName"] == "mnist-auth"
+        (container,) = pod["containers"]
+        assert container["volumeMounts"] == [{"name": volume["name"],
+                                              "mountPath": "/etc/tensorweave/auth",
+                                              "readOnly": True}]
+        env = {e["name"]: e["value"] for e in container["env"]}
+        assert env[C.TOKEN_FILE_ENV] == "/etc/tensorweave/auth/token"
+    again = _manifest(tmp_path, "--kind", kind, "--name", "mnist", "--namespace", "ml")
+    assert again[0]["stringData"]["token"] != token  # generated anew each time
+
+
+def test_manifest_auth_secret_replaces_the_generated_one(tmp_path):
+    docs = _manifest(tmp_path, "--auth-secret", "tw-token")
+    assert [d["kind"] for d in docs] == ["TFJob"]
+    for pod in _pods(docs):
+        assert [v["secret"]["secretName"] for v in pod["volumes"]] == ["tw-token"]
+
+
+@pytest.mark.parametrize("command, message", [
+    (["manifest", "--image", "i", "--insecure", "--auth-secret", "s"], "--auth-secret"),
+    (["manifest", "--image", "i", "--insecure", "--tls-secret", "s"], "--tls-secret"),
+    (["launch", "--insecure", "--tls"], "--tls"),
+    (["launch", "--insecure", "--auth-token"], "--auth-token")])
+def test_insecure_with_credentials_is_a_contradiction(command, message, capsys):
+    assert main([*command, "--", "python", "t.py"]) == 2
+    err = capsys.readouterr().err
+    assert "--insecure" in err and message in err
+
+
+def test_launch_credentials_default_to_a_token():
+    from tensorweave.launch.cli import build_parser
+    from tensorweave.launch.credentials import launch_credentials
+    from tensorweave.distributed.topology import Task
+
+    creds = launch_credentials(build_parser().parse_args(["launch"]))
+    assert creds is not None
+    try:
+        env = creds.env(Task("ps", 0))
+        assert set(env) == {C.TOKEN_FILE_ENV}
+        assert len(Path(env[C.TOKEN_FILE_ENV]).read_text()) == 64
+    finally:
+        creds.close()
+    assert launch_credentials(build_parser().parse_args(["launch", "--insecure"])) is None

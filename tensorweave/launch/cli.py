@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -229,11 +230,15 @@ def _run_manifest(args: argparse.Namespace, command: list[str]) -> int:
     if args.kind == "both":
         header += ("# Both designs follow: apply only ONE of them (the TFJob, or the Services "
                    "and Jobs), or the program runs twice.\n")
-    from tensorweave.launch.credentials import mount_secrets
-    docs = mount_secrets(build_manifests(options), args.tls_secret, args.auth_secret)
+    from tensorweave.launch.credentials import secure_manifests
+    docs = secure_manifests(build_manifests(options), args, args.name, args.namespace)
+    if docs and docs[0]["kind"] == "Secret":
+        header += (f"# The Secret {docs[0]['metadata']['name']} holds the job's generated auth "
+                   "token: keep this file private (--insecure: no token).\n")
     text = to_yaml(docs, header)
     if args.out:
-        with open(args.out, "w") as f:
+        # It may hold a token: readable by its owner only, as `tensorweave certs` writes.
+        with open(os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write(text)
         print(f"tensorweave manifest: wrote {args.out}", file=sys.stderr)
     else:

@@ -1,10 +1,13 @@
 """Throw-away credentials for a cluster: a CA, per-task certificates, a token.
 
-`tensorweave launch --tls` (or `--auth-token`) uses `LocalCredentials` to make
-them in a private temporary directory for one run, and hands each task the
-environment variables of `tensorweave.distributed.transport.credentials` that
-point at its files. `write_cluster_certificates` makes the same files for a
-real cluster (`tensorweave certs`), e.g. to put in a Kubernetes Secret.
+`tensorweave launch` uses `LocalCredentials` to make them in a private temporary
+directory for one run (a token always, unless `--insecure`; with `--tls` also a CA
+and a certificate per task), and hands each task the environment variables of
+`tensorweave.distributed.transport.credentials` that point at its files.
+`tensorweave manifest` likewise writes a Secret holding a generated token into its
+manifests and mounts it in every pod (`secure_manifests`).
+`write_cluster_certificates` makes the same files for a real cluster (`tensorweave
+certs`), e.g. to put in a Kubernetes Secret.
 
 Certificates are EC P-256, valid for both server and client authentication
 (every task is both), with the task's host names as subject alternative names
@@ -44,7 +47,7 @@ from tensorweave.distributed.transport.credentials import (
 
 __all__ = ["CertificateAuthority", "LocalCredentials", "add_certs_parser", "add_launch_flags",
            "add_manifest_flags", "add_server_flags", "apply_server_flags",
-           "launch_credentials", "mount_secrets", "run_with_credentials",
+           "launch_credentials", "mount_secrets", "run_with_credentials", "secure_manifests",
            "write_cluster_certificates"]
 
 _VALID_DAYS = 365
@@ -185,6 +188,16 @@ class LocalCredentials:
             self._env[task.name] = env
         return dict(env)
 
+    def describe(self) -> str:
+        """What the tasks get ("auth token", "mutual TLS + auth token")."""
+        return " + ".join((["mutual TLS"] if self._ca else [])
+                          + (["auth token"] if self._token_path else [])) or "nothing"
+
+    def env_hint(self) -> str:
+        """The variable a client outside the launch sets to reach the tasks."""
+        return f"{TOKEN_FILE_ENV}={self._token_path}" if self._token_path else \
+            f"{CA_ENV}, {CERT_ENV} and {KEY_ENV}"
+
     def close(self) -> None:
         """Deletes the files."""
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -218,19 +231,39 @@ def apply_server_flags(args: argparse.Namespace) -> None:
     Credentials.from_env()  # a missing or unreadable file: ValueError naming it, now
 
 
+_INSECURE_HELP = ("no generated auth token: any process that reaches a task's port may run "
+                  "graphs there (without credentials a task still admits only its "
+                  "cluster's hosts, see --allow-from)")
+
+
 def add_launch_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls", action="store_true",
                    help="mutual TLS on every connection: a throw-away CA and a certificate "
                         "per task, deleted when the run ends")
     p.add_argument("--auth-token", action="store_true",
-                   help="a throw-away shared token that every connection must present")
+                   help="a throw-away shared token that every connection must present (the "
+                        "default; deleted when the run ends)")
+    p.add_argument("--insecure", action="store_true", help=_INSECURE_HELP)
+
+
+def _check_insecure(args: argparse.Namespace, *flags: str) -> None:
+    given = [f"--{f.replace('_', '-')}" for f in flags if getattr(args, f, None)]
+    if getattr(args, "insecure", False) and given:
+        raise ValueError(f"--insecure turns credentials off, {' and '.join(given)} asks for "
+                         "them; drop one.")
 
 
 def launch_credentials(args: argparse.Namespace) -> LocalCredentials | None:
-    """The credentials `launch --tls/--auth-token` asks for (None: none)."""
-    if not (args.tls or args.auth_token):
+    """The credentials of a `launch`: a generated token (and, with `--tls`, a CA and a
+    certificate per task); None with `--insecure`.
+
+    Raises:
+        ValueError: `--insecure` with `--tls` or `--auth-token`.
+    """
+    _check_insecure(args, "tls", "auth_token")
+    if args.insecure:
         return None
-    return LocalCredentials(tls=args.tls, token=args.auth_token)
+    return LocalCredentials(tls=args.tls, token=True)
 
 
 def add_manifest_flags(p: argparse.ArgumentParser) -> None:
@@ -238,8 +271,30 @@ def add_manifest_flags(p: argparse.ArgumentParser) -> None:
                    help=f"Kubernetes Secret with ca.crt, tls.crt, tls.key (`tensorweave "
                         f"certs`), mounted at {TLS_MOUNT} in every pod: mutual TLS")
     p.add_argument("--auth-secret", metavar="NAME",
-                   help=f"Kubernetes Secret with a 'token' key, mounted at {AUTH_MOUNT}: "
-                        "shared-token authentication")
+                   help=f"an existing Kubernetes Secret with a 'token' key, mounted at "
+                        f"{AUTH_MOUNT}, instead of the generated one (default: the manifests "
+                        "hold a Secret <name>-auth with a generated token)")
+    p.add_argument("--insecure", action="store_true", help=_INSECURE_HELP)
+
+
+def secure_manifests(docs: list[dict[str, Any]], args: argparse.Namespace, name: str,
+                     namespace: str) -> list[dict[str, Any]]:
+    """`docs` with the job's credentials: unless `--insecure`, a token Secret (a Secret
+    `<name>-auth` with a generated token written first, or `--auth-secret`'s), and
+    `--tls-secret`, mounted in every pod with the variables that point at them.
+
+    Raises:
+        ValueError: `--insecure` with `--tls-secret` or `--auth-secret`.
+    """
+    _check_insecure(args, "tls_secret", "auth_secret")
+    auth = None if args.insecure else args.auth_secret
+    if not args.insecure and not auth:
+        auth = f"{name}-auth"
+        docs = [{"apiVersion": "v1", "kind": "Secret",
+                 "metadata": {"name": auth, "namespace": namespace,
+                              "labels": {"app.kubernetes.io/managed-by": "tensorweave"}},
+                 "type": "Opaque", "stringData": {"token": secrets.token_hex(32)}}, *docs]
+    return mount_secrets(docs, args.tls_secret, auth)
 
 
 def mount_secrets(docs: list[dict[str, Any]], tls_secret: str | None,
@@ -300,11 +355,14 @@ def _run_certs(args: argparse.Namespace, command: list[str]) -> int:
 
 
 def run_with_credentials(args: argparse.Namespace, options: Any, run: Any) -> int:
-    """Runs `run()` with `launch --tls/--auth-token`'s credentials given to every task
-    (`options.task_env`), deleting them afterwards."""
+    """Runs `run()` with the launch's credentials (`launch_credentials`) given to every
+    task (`options.task_env`), deleting them afterwards."""
     creds = launch_credentials(args)
     if creds is None:
         return int(run())
+    print(f"tensorweave launch: every task has a generated auth token ({creds.describe()}; "
+          f"another client of this cluster sets {creds.env_hint()}; --insecure for none)",
+          file=sys.stderr)
     options.task_env = creds.env
     try:
         return int(run())

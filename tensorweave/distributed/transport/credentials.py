@@ -56,8 +56,9 @@ _DIGEST_SALT = b"tensorweave-auth-v1\0"
 TLS_HINT = (f"set {CA_ENV}, {CERT_ENV} and {KEY_ENV} to the cluster CA and a certificate "
             "it signed (`tensorweave launch --tls` makes them for a local cluster; "
             "`tensorweave certs` for a real one)")
-TOKEN_HINT = (f"set {TOKEN_FILE_ENV} to the cluster's token file (`tensorweave launch "
-              "--auth-token` makes one for a local cluster)")
+TOKEN_HINT = (f"set {TOKEN_FILE_ENV} to the cluster's token file (`tensorweave launch` "
+              "gives its tasks one and prints its path; `tensorweave manifest` mounts it at "
+              "/etc/tensorweave/auth/token; `tensorweave certs` writes one for a real cluster)")
 
 
 def _read(path: str, what: str) -> bytes:
@@ -214,6 +215,8 @@ def default() -> Credentials:
     return creds
 
 
-def refused(code: int, who: str, reason: str, hint: str) -> errors.OpError:
-    """The error a client sees when `who` (a task) refuses its credentials."""
-    return errors.make_error(code, f"Task {who} refused this connection: {reason}; {hint}.")
+def refused(code: int, who: str, reason: str, hint: str, method: str = "") -> errors.OpError:
+    """The error a client sees when `who` (a task) refuses its credentials; `method`
+    names the call refused ("JobDone"), when known."""
+    what = f"the {method} call" if method else "this connection"
+    return errors.make_error(code, f"Task {who} refused {what}: {reason}; {hint}.")

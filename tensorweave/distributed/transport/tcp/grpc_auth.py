@@ -81,31 +81,34 @@ class Guard:
     def __init__(self, creds: Credentials, task: str) -> None:
         self._creds, self._task = creds, task
 
-    def __call__(self, context: grpc.ServicerContext) -> None:
+    def __call__(self, context: grpc.ServicerContext, method: str = "") -> None:
+        """Aborts the call of `method` (its gRPC name, "JobDone", for the messages)
+        unless its credentials hold."""
         creds = self._creds
         if not creds.enabled:
             return
         peer, verified = _relay_of(context)
         if creds.tls and not verified:
-            self._refuse(context, peer, grpc.StatusCode.UNAUTHENTICATED,
+            self._refuse(context, peer, method, grpc.StatusCode.UNAUTHENTICATED,
                          "the call did not come through the task port's TLS", TLS_HINT)
         if creds.token:
             sent = dict(context.invocation_metadata()).get(AUTH_METADATA)
             if sent is None:
-                self._refuse(context, peer, grpc.StatusCode.UNAUTHENTICATED,
+                self._refuse(context, peer, method, grpc.StatusCode.UNAUTHENTICATED,
                              "it requires an auth token", TOKEN_HINT)
             try:
                 digest = bytes.fromhex(str(sent))
             except ValueError:
                 digest = b""
             if not creds.token_matches(digest):
-                self._refuse(context, peer, grpc.StatusCode.PERMISSION_DENIED,
+                self._refuse(context, peer, method, grpc.StatusCode.PERMISSION_DENIED,
                              "wrong auth token", TOKEN_HINT)
 
-    def _refuse(self, context: grpc.ServicerContext, peer: str, code: grpc.StatusCode,
-                reason: str, hint: str) -> None:
-        sidechannel.log_refused(self._task, peer, f"gRPC call: {reason}")
-        context.abort(code, refused(code.value[0], self._task, reason, hint).message)
+    def _refuse(self, context: grpc.ServicerContext, peer: str, method: str,
+                code: grpc.StatusCode, reason: str, hint: str) -> None:
+        sidechannel.log_refused(self._task, peer, f"gRPC call {method or '?'}: {reason}")
+        context.abort(code, refused(code.value[0], self._task, reason, hint,
+                                    method=method).message)
 
 
 class _RefuseAll(grpc.GenericRpcHandler):

@@ -164,16 +164,16 @@ class ServiceEndpoint:
         impl: the plain service object.
         bulk: where big response tensors are offered (`bulk.BulkOffers`; None: offers
             with no port, fetched over gRPC).
-        guard: runs first in every handler and aborts calls whose credentials fail
-            (`grpc_auth.Guard`; None: every call is served).
+        guard: `guard(context, method name)` runs first in every handler and aborts
+            calls whose credentials fail (`grpc_auth.Guard`; None: every call is served).
     """
 
     def __init__(self, service_name: str, methods: list[Method], impl: Any,
-                 bulk: Any, guard: Callable[[grpc.ServicerContext], None] | None = None
+                 bulk: Any, guard: Callable[[grpc.ServicerContext, str], None] | None = None
                  ) -> None:
         self.service_name, self.methods, self.impl = service_name, methods, impl
         self.bulk: Any = bulk or bulk_mod.BulkOffers()
-        self._guard = guard or (lambda context: None)
+        self._guard = guard or (lambda context, method: None)
 
     def _offer(self, chunks: list, nbytes: int) -> tuple[bytes, int]:
         token = self.bulk.offer(chunks, nbytes)
@@ -204,7 +204,7 @@ class ServiceEndpoint:
 
     def _unary(self, m: Method) -> Callable[..., bytes]:
         def handle(frame: bytes, context: grpc.ServicerContext) -> bytes:
-            self._guard(context)
+            self._guard(context, m.name)
             try:
                 req, tensors = unpack(frame, m.request)
             except (errors.OpError, ValueError, StopIteration) as e:
@@ -214,7 +214,7 @@ class ServiceEndpoint:
 
     def _streaming(self, m: Method) -> Callable[..., bytes]:
         def handle(stream: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
-            self._guard(context)
+            self._guard(context, m.name)
             try:
                 req, tensors = unpack(next(stream), m.request, chunks=stream)
             except (errors.OpError, ValueError, StopIteration, TypeError) as e:
@@ -224,7 +224,7 @@ class ServiceEndpoint:
 
     def _fetch(self, request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
         """Serves an offered payload over gRPC (TENSORWEAVE_BULK=0, or a failed pull)."""
-        self._guard(context)
+        self._guard(context, FETCH_METHOD)
         try:
             key = TensorRequest.FromString(request).key.encode("latin-1")
         except (DecodeError, UnicodeEncodeError) as e:

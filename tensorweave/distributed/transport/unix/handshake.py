@@ -14,8 +14,10 @@ from __future__ import annotations
 import socket
 import ssl
 import struct
+import time
 
 from tensorweave.base.address import parse_host_port
+from tensorweave.distributed.protocol.methods import SERVICES
 from tensorweave.distributed.transport.credentials import (
     TLS_HINT, TOKEN_HINT, Credentials, refused)
 from tensorweave.distributed.transport import limits
@@ -126,15 +128,36 @@ def refuse_first_call(sock: socket.socket, creds: Credentials, task: str) -> Non
         sock.settimeout(limits.handshake_timeout_secs())
         if shm.offered(sock):  # its shared-memory hello comes before its first frame
             shm.accept(sock)
-        kind, _, _, ident, _ = HEAD.unpack(_recv_exactly(sock, HEAD.size))
+        kind, sid, mid, ident, _ = HEAD.unpack(_recv_exactly(sock, HEAD.size))
         if kind == REQUEST:
             need = "TLS" if creds.tls else "an auth token"
             err = refused(errors.UNAUTHENTICATED, task, f"it requires {need}",
-                          TLS_HINT if creds.tls else TOKEN_HINT)
+                          TLS_HINT if creds.tls else TOKEN_HINT, method=_method_name(sid, mid))
             sock.settimeout(None)
             Conn(sock).send(ERROR, 0, err.error_code, ident, err.message.encode(), [])
+            _drain(sock)
     except (OSError, ValueError):
         pass  # it went away; nothing to tell
+
+
+def _drain(sock: socket.socket, secs: float = 1.0) -> None:
+    """Reads what the client still sends (the refused call's body) for at most `secs`
+    before the caller closes: closing with unread bytes would reset the connection and
+    could drop the answer before the client reads it."""
+    sock.shutdown(socket.SHUT_WR)
+    deadline = time.monotonic() + secs
+    while (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        if not sock.recv(1 << 16):
+            return
+
+
+def _method_name(sid: int, mid: int) -> str:
+    """The gRPC name of a frame's method ("Reset"); "" for ids no service has."""
+    services = list(SERVICES.values())
+    if sid < len(services) and mid < len(services[sid]):
+        return services[sid][mid].name
+    return ""
 
 
 def _server_layers(sock: socket.socket, creds: Credentials, task: str, peer: str

@@ -139,6 +139,9 @@ class _Link:
                 conn.in_ring = shm.accept(conn.sock)
             while True:
                 kind, _, code, call_id, message, tensors = conn.read()
+                if kind != REPLY and code == errors.UNAUTHENTICATED:
+                    self._refused(conn, errors.make_error(code, message.decode()))
+                    return
                 with self._lock:
                     entry = self._pending.pop(call_id, None)
                 if entry is None:
@@ -153,6 +156,17 @@ class _Link:
                     log.exception("%s: a completion callback failed", self.name)
         except (ConnectionError, OSError, ValueError) as e:
             self._broken(conn, e)
+
+    def _refused(self, conn: _Conn, error: BaseException) -> None:
+        """The task refused this process's credentials (and closes the connection): every
+        call sent on it gets the refusal; the next call opens a new connection."""
+        with self._lock:
+            if self._conn is conn:
+                self._conn = None
+            pending, self._pending = self._pending, {}
+        conn.close()
+        for done, _ in pending.values():
+            done(None, [], error)
 
     def _broken(self, conn: _Conn, e: BaseException) -> None:
         with self._lock:
