@@ -355,8 +355,13 @@ MAX_TENSOR_BYTES = _declare(_LIMITS, Bytes(
         "allocated."))
 MAX_CONNECTIONS = _declare(_LIMITS, Int(
     "TENSORWEAVE_MAX_CONNECTIONS", 1024, minimum=1,
-    doc="Open connections on a task port (gRPC relays and bulk side channels together); "
-        "more are closed at once."))
+    doc="Open connections on a listener (the task port: gRPC relays and bulk side "
+        "channels together; the same-host socket: links); more are closed at once."))
+MAX_HALF_OPEN = _declare(_LIMITS, Int(
+    "TENSORWEAVE_MAX_HALF_OPEN", 256, minimum=1,
+    doc="Connections a listener (the task port, the same-host socket) holds before they "
+        "have said who they are (first bytes, TLS, hello); more are closed at once, with "
+        "a log line naming the peer."))
 HANDSHAKE_TIMEOUT_SECS = _declare(_LIMITS, Secs(
     "TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS", 10.0, minimum=0.1,
     aliases=(Alias("TENSORWEAVE_HANDSHAKE_TIMEOUT_S"),),

@@ -48,7 +48,7 @@ from tensorweave.distributed.transport import codec
 from tensorweave.distributed.transport.sidechannel import recv_exactly_into
 
 __all__ = ["MAGIC", "BulkClient", "BulkOffers", "BulkServer", "BulkUnavailable",
-           "recv_exactly_into", "serve_bulk", "tune_socket"]
+           "recv_exactly_into", "serve_bulk", "serve_one", "tune_socket"]
 
 TOKEN_BYTES = 16
 # The first bytes of a bulk connection. HTTP/2 (gRPC) connections start with
@@ -134,6 +134,30 @@ def serve_bulk(conn: socket.socket, offers: BulkOffers, stopped: Callable[[], bo
         pass  # the client went away; it falls back or retries on its side
     finally:
         conn.close()
+
+
+def serve_one(conn: socket.socket, offers: BulkOffers) -> bool:
+    """Answers the one token request that has started to arrive on `conn` (its MAGIC
+    already read); False when the connection ended or broke (the caller closes it).
+
+    A task port parks a bulk connection on its event loop between pulls and calls
+    this on a pool thread once the connection is readable (shared_port.py).
+    """
+    token = bytearray(TOKEN_BYTES)
+    try:
+        recv_exactly_into(conn, memoryview(token))
+        entry = offers.take(bytes(token))
+        conn.settimeout(None)  # a big payload leaves as fast as the client reads it
+        if entry is None:
+            conn.sendall(_LEN.pack(-1))
+            return True
+        chunks, nbytes = entry
+        conn.sendall(_LEN.pack(nbytes))
+        for chunk in chunks:
+            conn.sendall(chunk)  # straight from the array's memory
+        return True
+    except OSError:
+        return False  # the client went away; it falls back or retries on its side
 
 
 class BulkServer:

@@ -5,9 +5,10 @@ first 8 bytes. A bulk connection (bulk.py) starts with `bulk.MAGIC` and is serve
 here, straight from the arrays' memory. Anything else is gRPC (HTTP/2 starts
 with "PRI * HTTP/2.0") and is relayed byte for byte to the task's gRPC server,
 which listens only on a private abstract Unix socket (no file, no port). The
-relay copies in the kernel (`os.splice`), one thread per direction and
-connection; it costs a gRPC call some tens of microseconds on loopback, against
-a network round trip between machines.
+relay copies in the kernel (`os.splice`) on the process's event loop (relay.py),
+as the sorting does: an idle or silent connection costs no thread
+(transport/reactor.py); it costs a gRPC call some tens of microseconds on
+loopback, against a network round trip between machines.
 
 So a firewall or a Kubernetes NetworkPolicy opens one port per task, and big
 tensors still move at raw-socket speed.
@@ -27,22 +28,25 @@ Example:
 """
 from __future__ import annotations
 
-import fcntl
-import os
+import logging
 import secrets
 import select
 import socket
 import threading
+import time
 from typing import Any
 
 from tensorweave.base.address import parse_host_port
 from tensorweave.distributed.transport.tcp import bulk, bulk_auth, grpc_auth
-from tensorweave.distributed.transport import admission, limits, sidechannel
+from tensorweave.distributed.transport.tcp.relay import Relay
+from tensorweave.distributed.transport import admission, limits, reactor, sidechannel
 from tensorweave.distributed.transport.credentials import NONE, Credentials
 
 __all__ = ["SharedPort", "relay_target"]
 
+log = logging.getLogger("tensorweave.transport.tcp")
 _SPLICE_BYTES = 1 << 20
+_READ = 1  # selectors.EVENT_READ
 _TLS_RECORD = b"\x16"  # a TLS handshake record's first byte (ClientHello)
 _HTTP2 = b"PRI * HT"    # the first bytes of HTTP/2's (gRPC's) client preface
 
@@ -54,6 +58,14 @@ def relay_target(name: str) -> str:
 
 class SharedPort:
     """Listens on `bind_address` and sorts each connection into bulk or gRPC.
+
+    Every connection waits on the process's event loop (transport/reactor.py), not
+    on a thread: until its first bytes say what it is (within
+    TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS, else it is closed and logged), while it is a
+    relayed gRPC channel (tcp/relay.py) and between its bulk pulls. Connections over
+    TENSORWEAVE_MAX_CONNECTIONS, or over TENSORWEAVE_MAX_HALF_OPEN not yet sorted,
+    are refused (logged with the peer's address). A verified TLS connection keeps a
+    thread of its own (an SSL object is not left to the loop).
 
     Args:
         bind_address: "host:port" to listen on ("[::]:p" for every interface;
@@ -82,109 +94,214 @@ class SharedPort:
         self._offers = offers
         self._stopped = threading.Event()
         self._lock = threading.Lock()
-        self._open: set[socket.socket] = set()
+        self._open: set[Any] = set()   # every socket this port holds, to close at stop
+        self._relays: set[Relay] = set()
+        self._counts = reactor.Counts(self._task)
+        self._loop = reactor.get()
         try:
             self._listener = _listen(host, port)
         except OSError as e:
             raise ValueError(f"Cannot listen on {bind_address}: the port is in use or the "
                              f"host is not an address of this machine ({e.strerror or e}).") \
                 from None
-        self._listener.settimeout(0.2)  # so stop() ends the accept loop within a tick
+        self._listener.setblocking(False)
         self.port: int = self._listener.getsockname()[1]
-        self._thread = threading.Thread(target=self._accept_loop, daemon=True,
-                                        name=f"tw-port-{self.port}")
-        self._thread.start()
+        self._loop.run_sync(lambda: self._loop.watch(self._listener, _READ, self._accept))
 
     def stop(self) -> None:
         """Stops accepting and closes every open connection (bulk and relayed)."""
         self._stopped.set()
-        self._thread.join()
-        self._listener.close()
-        with self._lock:
-            conns = list(self._open)
-        for conn in conns:
-            _shutdown(conn)
 
-    def _accept_loop(self) -> None:
-        while not self._stopped.is_set():
+        def stop_on_loop() -> list[Any]:
+            self._loop.unwatch(self._listener)
+            for relay in list(self._relays):
+                relay.close()
+            with self._lock:
+                socks = list(self._open)
+            for sock in socks:
+                self._loop.unwatch(sock)
+            return socks
+        socks = self._loop.run_sync(stop_on_loop)
+        self._listener.close()
+        for sock in socks:
+            _shutdown(sock)
+
+    # --- on the loop's thread ---
+    def _accept(self, _events: int) -> None:
+        for _ in range(64):  # then let the loop serve the others
             try:
                 conn, addr = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:  # out of descriptors: pause, or this would spin
+                log.warning("%s: cannot accept connections on port %d: %s", self._task,
+                            self.port, e)
+                self._loop.unwatch(self._listener)
+                self._loop.at(time.monotonic() + 0.5, self._resume)
                 return
             if not admission.admit(self._peer_filter, conn, addr):
                 continue  # not from the cluster's hosts: closed before a byte is read
             peer = f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) else str(addr)
-            if not self._admit(conn, peer):
+            ticket = self._counts.admit(peer)
+            if ticket is None or self._stopped.is_set():
+                if ticket is not None:
+                    ticket.release()
+                conn.close()
                 continue
-            threading.Thread(target=self._sort, args=(conn, peer), daemon=True,
-                             name=f"tw-port-{self.port}-conn").start()
+            conn.setblocking(False)
+            self._track(conn, True)
+            deadline = time.monotonic() + limits.handshake_timeout_secs()
+            self._wait_first(_Pending(conn, peer, ticket, deadline))
 
-    def _admit(self, conn: socket.socket, peer: str) -> bool:
-        """Counts `conn` among the open ones, or closes it when TENSORWEAVE_MAX_CONNECTIONS
-        are open already (a flood of idle connections must not cost a thread each)."""
-        cap = limits.max_connections()
-        with self._lock:
-            full = len(self._open) >= cap
-            if not full:
-                self._open.add(conn)
-        if full:
-            sidechannel.log_refused(self._task, peer, f"{cap} connections are open already "
-                                    f"({limits.ENV_MAX_CONNECTIONS})")
-            conn.close()
-        return not full
+    def _resume(self) -> None:
+        if not self._stopped.is_set():
+            self._loop.watch(self._listener, _READ, self._accept)
 
-    def _track(self, sock: socket.socket, add: bool) -> None:
-        with self._lock:
-            (self._open.add if add else self._open.discard)(sock)
+    def _wait_first(self, p: _Pending) -> None:
+        self._loop.when_readable(p.conn, lambda ready: self._first_bytes(p, ready),
+                                 p.deadline)
 
-    def _sort(self, conn: socket.socket, peer: str) -> None:
-        self._track(conn, True)
+    def _first_bytes(self, p: _Pending, ready: bool) -> None:
+        """Reads up to the first 8 bytes (a TLS ClientHello only peeked at) and sorts."""
+        if self._stopped.is_set():
+            self._close(p.conn, p.ticket)
+            return
+        if not ready:
+            sidechannel.log_refused(
+                self._task, p.peer, f"it sent {len(p.head)} of the first "
+                f"{len(bulk.MAGIC)} bytes within {limits.handshake_timeout_secs():g} s "
+                f"({limits.ENV_HANDSHAKE_TIMEOUT_SECS})")
+            self._close(p.conn, p.ticket)
+            return
         try:
-            first = _peek(conn, len(bulk.MAGIC))
-            if self._creds.tls:
-                self._sort_tls(conn, first, peer)
-            elif first in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC):
-                conn.recv(len(bulk.MAGIC))  # consume it; the rest is the bulk protocol
-                if bulk_auth.check_bulk(conn, first, self._creds, self._task, peer):
-                    bulk.serve_bulk(conn, self._offers, self._stopped.is_set)
-            elif first.startswith(_TLS_RECORD) and self._creds.enabled:
-                sidechannel.log_refused(self._task, peer, "it speaks TLS, this task has no "
-                                        "TLS credentials")
-            elif first:
-                self._relay(conn, peer)
+            if not p.head and self._creds.tls:
+                first = p.conn.recv(1, socket.MSG_PEEK)
+                if first == _TLS_RECORD:  # the handshake may block: on the pool
+                    reactor.blocking().submit(self._serve_tls, p)
+                    return
+            data = p.conn.recv(len(bulk.MAGIC) - len(p.head))
+        except (BlockingIOError, InterruptedError):
+            self._wait_first(p)
+            return
         except OSError:
-            pass
-        finally:
-            self._track(conn, False)
-            conn.close()
+            data = b""
+        if not data:  # it went away before saying what it is
+            self._close(p.conn, p.ticket)
+            return
+        p.head += data
+        if len(p.head) < len(bulk.MAGIC):
+            self._wait_first(p)  # the rest of a first message is milliseconds away
+            return
+        self._sort(p)
 
-    def _sort_tls(self, conn: socket.socket, first: bytes, peer: str) -> None:
-        if first.startswith(_HTTP2):  # plain gRPC: told UNAUTHENTICATED by the refuser
-            sidechannel.log_refused(self._task, peer, "plain gRPC without TLS")
-            self._relay(conn, peer, target=self._refusal_socket)
+    def _sort(self, p: _Pending) -> None:
+        head = bytes(p.head)
+        if head in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC) and not self._creds.tls:
+            reactor.blocking().submit(self._start_bulk, p, head)
+        elif self._creds.tls and head.startswith(_HTTP2):
+            sidechannel.log_refused(self._task, p.peer, "plain gRPC without TLS")
+            self._relay(p, self._refusal_socket)  # told UNAUTHENTICATED by the refuser
+        elif self._creds.tls:
+            sidechannel.log_refused(self._task, p.peer, "a connection without TLS")
+            self._close(p.conn, p.ticket)
+        elif head.startswith(_TLS_RECORD) and self._creds.enabled:
+            sidechannel.log_refused(self._task, p.peer, "it speaks TLS, this task has no "
+                                    "TLS credentials")
+            self._close(p.conn, p.ticket)
+        else:  # gRPC (or garbage, which the gRPC server answers and closes)
+            self._relay(p, self._grpc_socket)
+
+    def _relay(self, p: _Pending, target: str) -> None:
+        try:
+            inner = self._inner(p.peer, False, target)
+            inner.sendall(p.head)  # a new socket's buffer is empty: this never waits
+        except OSError as e:
+            log.warning("%s: cannot relay %s to the gRPC server: %s", self._task, p.peer, e)
+            self._close(p.conn, p.ticket)
             return
-        if not first.startswith(_TLS_RECORD):
-            if first:
-                sidechannel.log_refused(self._task, peer, "a connection without TLS")
+        p.ticket.identified()
+        p.conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        relay: Relay
+
+        def closed() -> None:
+            self._relays.discard(relay)
+            self._release(inner)
+            self._close(p.conn, p.ticket)
+        relay = Relay(self._loop, p.conn, inner, closed)
+        self._relays.add(relay)
+        relay.start()
+
+    def _park_bulk(self, conn: socket.socket, ticket: reactor.Ticket) -> None:
+        """Waits (without a thread) for the next token on a bulk connection."""
+        if self._stopped.is_set():
+            self._close(conn, ticket)
             return
-        tls = sidechannel.accept_tls(conn, self._creds, self._task, peer)
+
+        def readable(_ready: bool) -> None:
+            reactor.blocking("bulk").submit(self._bulk_pull, conn, ticket)
+        self._loop.when_readable(conn, readable)
+
+    # --- on the pools' threads ---
+    def _start_bulk(self, p: _Pending, head: bytes) -> None:
+        p.conn.setblocking(True)
+        if bulk_auth.check_bulk(p.conn, head, self._creds, self._task, p.peer):
+            p.ticket.identified()
+            bulk.tune_socket(p.conn)
+            self._loop.call_soon(lambda: self._park_bulk(p.conn, p.ticket))
+        else:
+            self._close(p.conn, p.ticket)
+
+    def _bulk_pull(self, conn: socket.socket, ticket: reactor.Ticket) -> None:
+        """Serves the one pull whose token has started to arrive, then parks again."""
+        conn.settimeout(limits.handshake_timeout_secs())  # the token's 16 bytes come at once
+        if bulk.serve_one(conn, self._offers):
+            conn.setblocking(False)
+            self._loop.call_soon(lambda: self._park_bulk(conn, ticket))
+        else:
+            self._close(conn, ticket)
+
+    def _serve_tls(self, p: _Pending) -> None:
+        """TLS's handshake, then bulk or gRPC over it, on a thread of its own once the
+        peer is verified (an SSL object must not be read and written by two threads)."""
+        p.conn.setblocking(True)
+        tls = sidechannel.accept_tls(p.conn, self._creds, self._task, p.peer)
         if tls is None:
+            self._close(p.conn, p.ticket)
             return
         self._track(tls, True)
         try:
             head = bytearray(len(bulk.MAGIC))
             bulk.recv_exactly_into(tls, memoryview(head))  # within the handshake's timeout
-            if bytes(head) in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC):
-                if bulk_auth.check_bulk(tls, bytes(head), self._creds, self._task, peer):
+        except OSError:
+            self._close(tls, p.ticket)
+            return
+        p.ticket.identified()
+        threading.Thread(target=self._serve_verified, args=(tls, bytes(head), p),
+                         daemon=True, name=f"tw-port-{self.port}-tls").start()
+
+    def _serve_verified(self, tls: Any, head: bytes, p: _Pending) -> None:
+        try:
+            if head in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC):
+                if bulk_auth.check_bulk(tls, head, self._creds, self._task, p.peer):
                     bulk.serve_bulk(tls, self._offers, self._stopped.is_set)
             else:
                 tls.settimeout(None)
-                self._relay_tls(tls, bytes(head), peer)
+                self._relay_tls(tls, head, p.peer)
+        except OSError:
+            pass
         finally:
-            self._track(tls, False)
-            tls.close()
+            self._close(tls, p.ticket)
+            self._track(p.conn, False)
+
+    # --- any thread ---
+    def _track(self, sock: Any, add: bool) -> None:
+        with self._lock:
+            (self._open.add if add else self._open.discard)(sock)
+
+    def _close(self, sock: Any, ticket: reactor.Ticket) -> None:
+        self._track(sock, False)
+        ticket.release()
+        sock.close()
 
     def _inner(self, peer: str, verified: bool, target: str = "") -> socket.socket:
         """A connected socket to the gRPC server (or `target`); with credentials, bound
@@ -196,10 +313,13 @@ class SharedPort:
             inner.bind("\0" + name)
             grpc_auth.register_relay(name, peer, verified)
         try:
+            # A full backlog must not stall the loop: such a connection is dropped.
+            inner.setblocking(verified)
             inner.connect(target or self._grpc_socket)
         except OSError:
             self._release(inner)
             raise
+        inner.setblocking(True)
         return inner
 
     def _release(self, inner: socket.socket) -> None:
@@ -209,18 +329,6 @@ class SharedPort:
             grpc_auth.unregister_relay(name[1:] if isinstance(name, str)
                                        else name[1:].decode("latin-1"))
         inner.close()
-
-    def _relay(self, conn: socket.socket, peer: str, target: str = "") -> None:
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        inner = self._inner(peer, False, target)
-        try:
-            back = threading.Thread(target=_pump, args=(inner, conn), daemon=True,
-                                    name=f"tw-port-{self.port}-relay")
-            back.start()
-            _pump(conn, inner)
-            back.join()
-        finally:
-            self._release(inner)
 
     def _relay_tls(self, tls: Any, head: bytes, peer: str) -> None:
         """Relays a verified TLS connection's HTTP/2 to the gRPC server, in one thread
@@ -233,6 +341,15 @@ class SharedPort:
             self._release(inner)
 
 
+class _Pending:
+    """A connection not sorted yet: its peer, its first bytes so far, its deadline."""
+
+    def __init__(self, conn: socket.socket, peer: str, ticket: reactor.Ticket,
+                 deadline: float) -> None:
+        self.conn, self.peer, self.ticket, self.deadline = conn, peer, ticket, deadline
+        self.head = bytearray()
+
+
 def _listen(host: str, port: int) -> socket.socket:
     if host == "::":  # every interface: IPv6 and IPv4 where the host has IPv6, else IPv4
         try:
@@ -242,46 +359,6 @@ def _listen(host: str, port: int) -> socket.socket:
             return socket.create_server(("0.0.0.0", port))
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     return socket.create_server((host, port), family=family)
-
-
-def _peek(conn: socket.socket, n: int) -> bytes:
-    """The first `n` bytes of `conn` without consuming them (fewer at EOF); a client
-    that says nothing within TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS is dropped (TimeoutError)."""
-    conn.settimeout(limits.handshake_timeout_secs())
-    try:
-        return sidechannel.peek(conn, n)  # HTTP/2's preface and our MAGIC: sent at once
-    finally:
-        conn.settimeout(None)
-
-
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    """Copies src to dst until src ends, then half-closes dst (in-kernel with splice)."""
-    try:
-        if hasattr(os, "splice"):
-            r, w = os.pipe()
-            try:
-                # A bigger pipe moves a big gRPC message (a pushed tensor) in fewer calls.
-                fcntl.fcntl(w, getattr(fcntl, "F_SETPIPE_SZ", 1031), _SPLICE_BYTES)
-            except OSError:
-                pass  # over the user's pipe-size limit: the default 64 KiB works too
-            try:
-                while True:
-                    n = os.splice(src.fileno(), w, _SPLICE_BYTES)
-                    if n == 0:
-                        break
-                    while n:
-                        n -= os.splice(r, dst.fileno(), n)
-            finally:
-                os.close(r)
-                os.close(w)
-        else:
-            buf = memoryview(bytearray(_SPLICE_BYTES))
-            while n := src.recv_into(buf):
-                dst.sendall(buf[:n])
-    except OSError:
-        pass  # either side went away; the other learns it from the shutdown below
-    finally:
-        _shutdown(dst, socket.SHUT_WR)
 
 
 def _pump_tls(tls: Any, inner: socket.socket) -> None:

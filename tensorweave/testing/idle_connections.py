@@ -1,0 +1,73 @@
+"""Idle connections to a task, and what they cost it: for tests and bench.connections.
+
+Example:
+    >>> socks = open_idle("tcp-grpc", "127.0.0.1", port, 100)   # doctest: +SKIP
+    >>> task_stats(pid)["threads"]                              # doctest: +SKIP
+    12
+"""
+from __future__ import annotations
+
+import os
+import socket
+
+from tensorweave.distributed.transport.unix.handshake import UNIX_HELLO
+from tensorweave.distributed.transport.unix.link import socket_name
+
+__all__ = ["KINDS", "held", "open_idle", "task_stats"]
+
+# tcp-silent: a TCP connection to the task port that sends nothing (half-open);
+# tcp-grpc: one that sent HTTP/2's preface, then nothing (an idle gRPC channel);
+# unix: a connection to the same-host socket that said hello (an idle same-host link).
+KINDS = ("tcp-silent", "tcp-grpc", "unix")
+_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def task_stats(pid: int) -> dict[str, int]:
+    """Threads, RSS (KiB) and open sockets of process `pid` (Linux /proc)."""
+    out = {"threads": 0, "rss_kib": 0, "sockets": 0}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                out["threads"] = int(line.split()[1])
+            elif line.startswith("VmRSS:"):
+                out["rss_kib"] = int(line.split()[1])
+    fd_dir = f"/proc/{pid}/fd"
+    for fd in os.listdir(fd_dir):
+        try:
+            if os.readlink(os.path.join(fd_dir, fd)).startswith("socket:"):
+                out["sockets"] += 1
+        except OSError:
+            pass  # closed meanwhile
+    return out
+
+
+def open_idle(kind: str, host: str, port: int, n: int) -> list[socket.socket]:
+    """`n` idle connections of `kind` (see KINDS) to the task at
+    host:port; they stay open until closed."""
+    socks = []
+    for _ in range(n):
+        if kind == "unix":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(socket_name(f"{host}:{port}"))
+            s.sendall(UNIX_HELLO + b"\0")
+        else:
+            s = socket.create_connection((host, port))
+            if kind == "tcp-grpc":
+                s.sendall(_PREFACE)
+        socks.append(s)
+    return socks
+
+
+
+
+def held(socks: list[socket.socket]) -> int:
+    """How many of `socks` the other side still holds open (not closed nor reset)."""
+    count = 0
+    for s in socks:
+        try:
+            count += s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            count += 1  # open, nothing to read
+        except OSError:
+            pass  # reset
+    return count
