@@ -195,8 +195,10 @@ class LocalCredentials:
 
     def env_hint(self) -> str:
         """The variable a client outside the launch sets to reach the tasks."""
-        return f"{TOKEN_FILE_ENV}={self._token_path}" if self._token_path else \
-            f"{CA_ENV}, {CERT_ENV} and {KEY_ENV}"
+        tls = (f"{CA_ENV}, {CERT_ENV} and {KEY_ENV} to {self.directory}'s ca.crt and a "
+               "task's .crt and .key") if self._ca else ""
+        token = f"{TOKEN_FILE_ENV}={self._token_path}" if self._token_path else ""
+        return " and ".join(p for p in (token, tls) if p)
 
     def close(self) -> None:
         """Deletes the files."""
@@ -360,9 +362,9 @@ def run_with_credentials(args: argparse.Namespace, options: Any, run: Any) -> in
     creds = launch_credentials(args)
     if creds is None:
         return int(run())
-    print(f"tensorweave launch: every task has a generated auth token ({creds.describe()}; "
-          f"another client of this cluster sets {creds.env_hint()}; --insecure for none)",
-          file=sys.stderr)
+    tls = " and a TLS certificate" if "TLS" in creds.describe() else ""
+    print(f"tensorweave launch: every task has a generated auth token{tls}; another client "
+          f"of this cluster sets {creds.env_hint()} (--insecure: none)", file=sys.stderr)
     options.task_env = creds.env
     try:
         return int(run())
