@@ -255,16 +255,20 @@ from tensorweave.framework.sparse_tensor import (
 from tensorweave.ops.array.gather_nd_ops import gather_nd as gather_nd, scatter_nd as scatter_nd
 from tensorweave.ops.array.unique_ops import unique as unique
 from tensorweave.ops.math.div_no_nan_ops import div_no_nan as div_no_nan
-from tensorweave.ops.sparse.sparse_ops import (
-    segment_sum as segment_sum, sparse_add as sparse_add, sparse_concat as sparse_concat,
-    sparse_fill_empty_rows as sparse_fill_empty_rows, sparse_placeholder as sparse_placeholder,
-    sparse_reduce_sum as sparse_reduce_sum, sparse_reorder as sparse_reorder,
-    sparse_reshape as sparse_reshape,
-    sparse_retain as sparse_retain, sparse_segment_mean as sparse_segment_mean,
-    sparse_segment_sqrt_n as sparse_segment_sqrt_n, sparse_segment_sum as sparse_segment_sum,
-    sparse_slice as sparse_slice, sparse_tensor_dense_matmul as sparse_tensor_dense_matmul,
+from tensorweave.ops.sparse.conversion_ops import (
+    sparse_placeholder as sparse_placeholder, sparse_reorder as sparse_reorder,
+    sparse_reshape as sparse_reshape, sparse_retain as sparse_retain,
     sparse_tensor_to_dense as sparse_tensor_to_dense, sparse_to_dense as sparse_to_dense,
     sparse_to_indicator as sparse_to_indicator)
+from tensorweave.ops.sparse.segment_ops import (
+    segment_sum as segment_sum, sparse_segment_mean as sparse_segment_mean,
+    sparse_segment_sqrt_n as sparse_segment_sqrt_n, sparse_segment_sum as sparse_segment_sum)
+from tensorweave.ops.sparse.sparse_math_ops import (
+    sparse_add as sparse_add, sparse_reduce_sum as sparse_reduce_sum,
+    sparse_tensor_dense_matmul as sparse_tensor_dense_matmul)
+from tensorweave.ops.sparse.structure_ops import (
+    sparse_concat as sparse_concat, sparse_fill_empty_rows as sparse_fill_empty_rows,
+    sparse_slice as sparse_slice)
 from tensorweave.ops.sparse.sparse_split_softmax_ops import sparse_merge as sparse_merge
 from tensorweave.ops.sparse.sparse_split_softmax_ops import (
     sparse_maximum as sparse_maximum, sparse_minimum as sparse_minimum,

@@ -9,14 +9,15 @@ Example:
 # ruff: noqa: F401  (this module only re-exports)
 from tensorweave.framework.sparse_tensor import (
     SparseTensor as SparseTensor, SparseTensorValue as SparseTensorValue)
-from tensorweave.ops.sparse.sparse_ops import (
-    sparse_add as add, sparse_concat as concat, sparse_fill_empty_rows as fill_empty_rows,
-    sparse_placeholder as placeholder, sparse_reduce_sum as reduce_sum,
-    sparse_reorder as reorder, sparse_reshape as reshape,
-    sparse_retain as retain, sparse_slice as slice,
-    sparse_tensor_dense_matmul as matmul,
-    sparse_tensor_dense_matmul as sparse_dense_matmul,
-    sparse_tensor_to_dense as to_dense, sparse_to_indicator as to_indicator)
+from tensorweave.ops.sparse.conversion_ops import (
+    sparse_placeholder as placeholder, sparse_reorder as reorder, sparse_reshape as reshape,
+    sparse_retain as retain, sparse_tensor_to_dense as to_dense,
+    sparse_to_indicator as to_indicator)
+from tensorweave.ops.sparse.sparse_math_ops import (
+    sparse_add as add, sparse_reduce_sum as reduce_sum, sparse_tensor_dense_matmul as matmul,
+    sparse_tensor_dense_matmul as sparse_dense_matmul)
+from tensorweave.ops.sparse.structure_ops import (
+    sparse_concat as concat, sparse_fill_empty_rows as fill_empty_rows, sparse_slice as slice)
 from tensorweave.ops.sparse.sparse_split_softmax_ops import (
     sparse_maximum as maximum, sparse_minimum as minimum, sparse_softmax as softmax,
     sparse_split as split)

@@ -36,8 +36,6 @@ PENDING: dict[str, str] = {
                                      "needs clip_by_norm, so it cannot move above ops",
     "tensorweave.ops.nn.space_to_batch_conv": "with_space_to_batch; ops/nn/depthwise_ops "
                                               "(dilated depthwise conv) builds on it",
-    "tensorweave.ops.sparse.sparse_ops": "the tf.sparse_* wrappers over the sparse ops; "
-                                         "sparse_split_softmax_ops builds on them",
     "tensorweave.ops.tensor_array.tensor_array": "tf.TensorArray; cond_ops and while_ops "
                                                  "carry TensorArrays, so it stays below them",
 }

@@ -15,7 +15,7 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.sparse.sparse_ops import sparse_reshape
+from tensorweave.ops.sparse.conversion_ops import sparse_reshape
 from tensorweave.framework.graph_defaults import control_dependencies
 from tensorweave.ops.control_flow.assert_ops import Assert
 

@@ -24,7 +24,7 @@ from tensorweave.ops.lookup.bucketize_ops import bucketize
 from tensorweave.ops.math import math_ops
 from tensorweave.nn_impl.embedding_sparse import safe_embedding_lookup_sparse
 from tensorweave.ops.parsing.parsing_ops import FixedLenFeature
-from tensorweave.ops.sparse.sparse_ops import sparse_tensor_to_dense
+from tensorweave.ops.sparse.conversion_ops import sparse_tensor_to_dense
 from tensorweave.state.init_ops import truncated_normal_initializer
 from tensorweave.state.variable_scope import get_variable
 from tensorweave.framework.graph_defaults import GraphKeys

@@ -18,7 +18,7 @@ from tensorweave.ops.array import array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.nn_impl.embedding_sparse import safe_embedding_lookup_sparse
 from tensorweave.ops.nn.layer_ops import bias_add
-from tensorweave.ops.sparse.sparse_ops import sparse_reshape
+from tensorweave.ops.sparse.conversion_ops import sparse_reshape
 from tensorweave.state.init_ops import zeros_initializer
 from tensorweave.state.variable_scope import (
     get_variable, get_variable_scope, variable_scope)

@@ -28,7 +28,8 @@ from tensorweave.ops.array.unique_ops import unique
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.math.div_no_nan_ops import div_no_nan
 from tensorweave.ops.nn.embedding_ops import embedding_lookup
-from tensorweave.ops.sparse import sparse_ops
+from tensorweave.ops.sparse.conversion_ops import sparse_reshape, sparse_retain
+from tensorweave.ops.sparse.structure_ops import sparse_fill_empty_rows
 from tensorweave.ops.sparse.segment_ops import (
     segment_sum, sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum)
 from tensorweave.state.partitioned_variables import PartitionedVariable
@@ -136,8 +137,8 @@ def _weighted(embeddings: Tensor, idx: Tensor, segment_ids: Tensor, weights: Ten
 
 def _prune(sp_ids: SparseTensor, sp_weights: SparseTensor | None,
            keep: Tensor) -> tuple[SparseTensor, SparseTensor | None]:
-    ids = sparse_ops.sparse_retain(sp_ids, keep)
-    return ids, None if sp_weights is None else sparse_ops.sparse_retain(sp_weights, keep)
+    ids = sparse_retain(sp_ids, keep)
+    return ids, None if sp_weights is None else sparse_retain(sp_weights, keep)
 
 
 def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: Any,
@@ -170,7 +171,7 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: Any,
                     if original_shape.shape.ndims == 1 else None)
         rank: Any = rank_dim if rank_dim is not None else array_ops.size(original_shape)
         lead = array_ops.slice(original_shape, [0], [rank - 1])
-        flat_ids = sparse_ops.sparse_reshape(sp_ids, array_ops.stack(
+        flat_ids = sparse_reshape(sp_ids, array_ops.stack(
             [math_ops.reduce_prod(lead), array_ops.gather(original_shape, rank - 1)]))
         if weights_sp is not None:
             weights_sp = SparseTensor(flat_ids.indices, weights_sp.values, flat_ids.dense_shape)
@@ -179,9 +180,9 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: Any,
         if combiner != "sum" and weights_sp is not None:
             flat_ids, weights_sp = _prune(flat_ids, weights_sp,
                                           math_ops.greater(weights_sp.values, 0))
-        flat_ids, is_row_empty = sparse_ops.sparse_fill_empty_rows(flat_ids, default_id or 0)
+        flat_ids, is_row_empty = sparse_fill_empty_rows(flat_ids, default_id or 0)
         if weights_sp is not None:
-            weights_sp, _ = sparse_ops.sparse_fill_empty_rows(weights_sp, 1.0)
+            weights_sp, _ = sparse_fill_empty_rows(weights_sp, 1.0)
         result = embedding_lookup_sparse(params, flat_ids, weights_sp, combiner=combiner,
                                          partition_strategy=partition_strategy,
                                          max_norm=max_norm)

@@ -26,7 +26,7 @@ from tensorweave.ops.nn import candidate_sampling_ops as _cs
 from tensorweave.ops.nn.embedding_ops import embedding_lookup
 from tensorweave.ops.nn.xent_ops import (sigmoid_cross_entropy_with_logits,
                                          softmax_cross_entropy_with_logits_v2)
-from tensorweave.ops.sparse.sparse_ops import sparse_to_dense
+from tensorweave.ops.sparse.conversion_ops import sparse_to_dense
 from tensorweave.state.partitioned_variables import PartitionedVariable
 
 __all__ = ["nce_loss", "sampled_softmax_loss"]

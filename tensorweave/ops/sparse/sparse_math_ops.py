@@ -1,7 +1,8 @@
 """Sparse arithmetic stanzas: SparseTensorDenseMatMul, SparseAdd (+SparseAddGrad) and
 SparseTensorDenseAdd.
 
-Public wrappers are in `sparse_ops` (`tf.sparse_tensor_dense_matmul`, `tf.sparse_add`).
+Their public wrappers follow them (`tf.sparse_tensor_dense_matmul`, `tf.sparse_add`,
+`tf.sparse_reduce_sum`).
 
 Example:
     >>> y = tf.sparse_tensor_dense_matmul(sp_x, w)          # sp_x [batch, n], w [n, k]
@@ -14,16 +15,19 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.convert import constant_value
-from tensorweave.ops.op_author import define_op
+from tensorweave.framework.convert import constant_value, convert_to_tensor
+from tensorweave.framework.graph import name_scope
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.core_ops import shape_from_tensor
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.math import math_ops
+from tensorweave.ops.op_author import define_op
 from tensorweave.ops.sparse.conversion_ops import (
-    as_indices, check_in_bounds, create, sparse_shapes)
+    _sparse, _with_hint, as_indices, check_in_bounds, create, sparse_shapes)
+
 
 # ---- SparseTensorDenseMatMul -----------------------------------------------------------
 matmul_op = define_op("SparseTensorDenseMatMul", inputs=("a_indices", "a_values", "a_shape",
@@ -285,3 +289,67 @@ def _(op: Operation, grad: Tensor) -> list[Any]:
     kept_shape = math_ops.where(is_reduced, array_ops.ones_like(shape), shape)
     kept_index = indices * math_ops.cast(math_ops.logical_not(is_reduced), _dt.int64)
     return [None, gather_nd(array_ops.reshape(grad, kept_shape), kept_index), None, None]
+
+
+# ---- public wrappers (tf.sparse_tensor_dense_matmul, tf.sparse_add, tf.sparse_reduce_sum)
+def sparse_tensor_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False,
+                               adjoint_b: bool = False, name: str | None = None) -> Tensor:
+    """`tf.sparse_tensor_dense_matmul`: op(sp_a) @ op(b) for a rank-2 SparseTensor sp_a.
+
+    Differentiable w.r.t. sp_a's values and b (the wide part of wide & deep).
+
+    Example:
+        >>> tf.sparse_tensor_dense_matmul(sp_x, w, adjoint_b=True)
+    """
+    sp = _sparse(sp_a, "sparse_tensor_dense_matmul")
+    b_t = convert_to_tensor(b, dtype=sp.dtype.base_dtype, name="b")
+    with name_scope(name, "SparseTensorDenseMatMul", [sp.indices, sp.values, b_t]):
+        return create("SparseTensorDenseMatMul", [sp.indices, sp.values, sp.dense_shape, b_t],
+                      {"adjoint_a": bool(adjoint_a), "adjoint_b": bool(adjoint_b)}
+                      ).outputs[0]
+
+def sparse_add(a: Any, b: Any, threshold: Any = None, thresh: Any = None) -> Any:
+    """`tf.sparse_add`: sparse + sparse -> SparseTensor; sparse + dense -> dense Tensor.
+
+    Entries present in both operands whose sum has magnitude below `threshold` (TF's
+    deprecated name: `thresh`; default 0) are dropped (sparse + sparse only).
+
+    Raises:
+        TypeError: neither operand is sparse.
+
+    Example:
+        >>> tf.sparse_add(sp_a, sp_b)
+    """
+    thresh = threshold if threshold is not None else thresh if thresh is not None else 0
+    a_sp, b_sp = isinstance(a, (SparseTensor, SparseTensorValue)), \
+        isinstance(b, (SparseTensor, SparseTensorValue))
+    if not a_sp and not b_sp:
+        raise TypeError("sparse_add: at least one operand must be a tf.SparseTensor; use "
+                        "tf.add for two dense tensors.")
+    if a_sp and b_sp:
+        sa, sb = _sparse(a, "sparse_add"), _sparse(b, "sparse_add")
+        t = convert_to_tensor(thresh, dtype=sa.dtype.base_dtype, name="thresh")
+        out = create("SparseAdd", [sa.indices, sa.values, sa.dense_shape, sb.indices,
+                                   sb.values, sb.dense_shape, t], None, "SparseAdd").outputs
+        return _with_hint(SparseTensor(out[0], out[1], out[2]), sa.get_shape())
+    sp, dense = (_sparse(a, "sparse_add"), b) if a_sp else (_sparse(b, "sparse_add"), a)
+    dense_t = convert_to_tensor(dense, dtype=sp.dtype.base_dtype, name="b")
+    return create("SparseTensorDenseAdd", [sp.indices, sp.values, sp.dense_shape, dense_t],
+                  None, "SparseTensorDenseAdd").outputs[0]
+
+def sparse_reduce_sum(sp_input: Any, axis: Any = None, keepdims: bool | None = None,
+                      reduction_axes: Any = None, keep_dims: bool | None = None,
+                      name: str | None = None) -> Tensor:
+    """`tf.sparse_reduce_sum` / `tf.sparse.reduce_sum`: the dense sum over `axis` (all
+    axes when None); missing entries count as zero.
+
+    Example:
+        >>> tf.sparse_reduce_sum(tf.SparseTensor([[0, 0], [1, 2]], [1.0, 2.0], [2, 3]), 1)
+    """
+    sp = _sparse(sp_input, "sparse_reduce_sum")
+    axes = reduction_axes if axis is None else axis
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    axes_t = convert_to_tensor([] if axes is None else axes, dtype=_dt.int32,
+                               name="reduction_axes")
+    return create("SparseReduceSum", [sp.indices, sp.values, sp.dense_shape, axes_t],
+                  {"keep_dims": keep}, name or "SparseReduceSum").outputs[0]

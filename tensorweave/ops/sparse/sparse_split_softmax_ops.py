@@ -26,8 +26,8 @@ from tensorweave.ops.math import math_ops
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.ops.sparse.conversion_ops import (
     as_indices, check_in_bounds, create, nnz_shape, sparse_shapes, standard_order)
-from tensorweave.ops.sparse.sparse_ops import _sparse as _sparse_input
-from tensorweave.ops.sparse.sparse_ops import sparse_reorder
+from tensorweave.ops.sparse.conversion_ops import _sparse as _sparse_input
+from tensorweave.ops.sparse.conversion_ops import sparse_reorder
 
 
 def _sparse(value: Any, what: str) -> SparseTensor:
@@ -165,7 +165,7 @@ def _(op: Operation, grad: Any) -> Any:
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.array.gather_nd_ops import gather_nd
     from tensorweave.ops.math import math_ops
-    from tensorweave.ops.sparse.sparse_ops import sparse_reduce_sum
+    from tensorweave.ops.sparse.sparse_math_ops import sparse_reduce_sum
     y = op.outputs[0]
     indices, _, shape = op.inputs
     row_sums = sparse_reduce_sum(SparseTensor(indices, math_ops.multiply(grad, y), shape),
@@ -263,7 +263,7 @@ def sparse_minimum(sp_a: Any, sp_b: Any, name: str | None = None) -> SparseTenso
     return _elementwise("SparseSparseMinimum", sp_a, sp_b, name)
 
 
-# ---- sparse_merge (tf.sparse_merge: built from the ops above and sparse_ops) ----------
+# ---- sparse_merge (tf.sparse_merge: built from the sparse ops) -----------------------
 def sparse_merge(sp_ids: Any, sp_values: Any, vocab_size: Any, name: str | None = None,
                  already_sorted: bool = False) -> SparseTensor:
     """Re-indexes `sp_values` by `sp_ids`: the last index column becomes the ids.

@@ -1,6 +1,6 @@
 """Sparse structure stanzas: SparseConcat, SparseFillEmptyRows (+Grad), SparseSlice.
 
-Public wrappers are in `sparse_ops` (`tf.sparse_concat`, `tf.sparse_fill_empty_rows`,
+Their public wrappers follow them (`tf.sparse_concat`, `tf.sparse_fill_empty_rows`,
 `tf.sparse_slice`).
 
 Example:
@@ -14,11 +14,18 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.ops.op_author import REQUIRED, define_op
+from tensorweave.framework.convert import convert_to_tensor
+from tensorweave.framework.graph import name_scope
+from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.ops.array import array_ops, core_ops
+from tensorweave.ops.math import math_ops
+from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.ops.sparse.conversion_ops import (
-    as_indices, check_in_bounds, create, nnz_shape, sparse_shapes, standard_order)
+    _sparse, _with_hint, as_indices, check_in_bounds, create, nnz_shape, sparse_shapes,
+    standard_order)
+
 
 # ---- SparseConcat ----------------------------------------------------------------------
 concat_op = define_op("SparseConcat", inputs=("indices*", "values*", "shapes*"),
@@ -183,3 +190,69 @@ def _(indices: Any, values: Any, shape: Any, start: Any, size: Any) -> Any:
 
 
 slice_op.no_gradient()
+
+
+# ---- public wrappers (tf.sparse_fill_empty_rows, tf.sparse_concat, tf.sparse_slice) ----
+def sparse_fill_empty_rows(sp_input: Any, default_value: Any,
+                           name: str | None = None) -> tuple[SparseTensor, Tensor]:
+    """`tf.sparse_fill_empty_rows`: puts `default_value` at [row, 0, ...] of every empty row.
+
+    Returns (the filled SparseTensor, a bool vector marking the rows that were empty).
+    Each row's entries keep their order; rows come out in row order.
+
+    Example:
+        >>> filled, was_empty = tf.sparse_fill_empty_rows(sp_ids, 0)
+    """
+    sp = _sparse(sp_input, "sparse_fill_empty_rows")
+    default = convert_to_tensor(default_value, dtype=sp.dtype.base_dtype, name="default_value")
+    with name_scope(name, "SparseFillEmptyRows", [sp.values]):
+        out = create("SparseFillEmptyRows", [sp.indices, sp.values, sp.dense_shape, default],
+                     None, "SparseFillEmptyRows").outputs
+        filled = SparseTensor(out[0], out[1], core_ops.identity(sp.dense_shape))
+    return _with_hint(filled, sp.get_shape()), out[2]
+
+def sparse_concat(axis: int, sp_inputs: list[Any], name: str | None = None,
+                  expand_nonconcat_dim: bool = False, concat_dim: int | None = None
+                  ) -> SparseTensor:
+    """`tf.sparse_concat`: joins SparseTensors along `axis`; the result is in standard order.
+
+    With `expand_nonconcat_dim`, the other dimensions grow to the largest input's.
+
+    Raises:
+        ValueError: fewer than two inputs.
+
+    Example:
+        >>> tf.sparse_concat(1, [sp_a, sp_b])   # shapes [2, 3] and [2, 4] -> [2, 7]
+    """
+    axis = concat_dim if concat_dim is not None else axis
+    sps = [_sparse(s, "sparse_concat") for s in sp_inputs]
+    if len(sps) < 2:
+        raise ValueError(f"sparse_concat needs at least 2 SparseTensors, got {len(sps)}")
+    shapes = [s.dense_shape for s in sps]
+    if expand_nonconcat_dim:
+        if axis < 0:
+            rank = sps[0].get_shape().ndims
+            if rank is None:
+                raise ValueError(f"sparse_concat: a negative axis ({axis}) with "
+                                 "expand_nonconcat_dim needs inputs of known rank.")
+            axis += rank
+        biggest = math_ops.reduce_max(array_ops.stack(shapes), axis=0)
+        mask = array_ops.one_hot(axis, array_ops.size(biggest), on_value=True,
+                                 off_value=False)
+        shapes = [math_ops.where(mask, s, biggest) for s in shapes]
+    out = create("SparseConcat", [[s.indices for s in sps], [s.values for s in sps], shapes],
+                 {"concat_dim": int(axis)}, name or "SparseConcat").outputs
+    return SparseTensor(out[0], out[1], out[2])
+
+def sparse_slice(sp_input: Any, start: Any, size: Any, name: str | None = None) -> SparseTensor:
+    """`tf.sparse_slice` / `tf.sparse.slice`: the entries in [start, start + size), re-based.
+
+    Example:
+        >>> tf.sparse_slice(sp, [0, 1], [2, 2])
+    """
+    sp = _sparse(sp_input, "sparse_slice")
+    start_t = convert_to_tensor(start, dtype=_dt.int64, name="start")
+    size_t = convert_to_tensor(size, dtype=_dt.int64, name="size")
+    out = create("SparseSlice", [sp.indices, sp.values, sp.dense_shape, start_t, size_t],
+                 None, name or "SparseSlice").outputs
+    return SparseTensor(out[0], out[1], out[2])
