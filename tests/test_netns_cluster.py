@@ -114,7 +114,7 @@ def test_seed_trainer_finishes_across_hosts(netns_bed: NetnsBed, tls_env: dict[s
     with NetnsCluster(netns_bed, HOSTS, via_proxy=tls, env=tls_env if tls else {},
                       programs={"ps": prog, "worker": prog}) as c:
         codes = c.wait(90)
-        outputs = {f"{job}{i}": c.output(job, i)[-2000:] for job, i in c.procs}
+        outputs = {f"{job}{i}": c.output(job, i)[-2000:] for job, i in c.logs}
         assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs
         assert "test accuracy" in outputs["worker0"], outputs["worker0"]
         if c.proxy is not None:
