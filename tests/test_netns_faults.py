@@ -128,3 +128,33 @@ def test_link_cut_across_the_chiefs_last_step_every_worker_exits_0(netns_bed: Ne
         assert chief_done is not None, "the chief did not finish during the cut: " \
             f"raise the cut or lower last_step\n{outputs['worker0']}"
         assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs
+
+
+def test_delay_spike_the_job_finishes(netns_bed: NetnsBed, tmp_path: object) -> None:
+    """Every link gets 100 ms (+ up to 50 ms jitter) each way for 5 s mid-training: the job
+    finishes, every task exits 0. Prints global steps/s before, during and after."""
+    prog = _trainer(tmp_path, last_step=500, step_secs=0.02)
+    with NetnsCluster(netns_bed, HOSTS, via_proxy=True,
+                      programs={"ps": prog, "worker": prog}) as c:
+        assert c.proxy is not None
+        _wait_steps(c, "worker", 1, 3)
+        marks = [time.time()]
+        time.sleep(2)
+        marks.append(time.time())
+        c.proxy.delay("*", "*", 0.1, jitter=0.05)
+        try:
+            time.sleep(5)
+        finally:
+            c.proxy.heal()
+        marks.append(time.time())
+        codes = c.wait(90)
+        outputs = {f"{job}{i}": c.output(job, i)[-3000:] for job, i in c.logs}
+        steps = sorted(_steps(c, "worker", 0) + _steps(c, "worker", 1), key=lambda st: st[1])
+        marks.append(steps[-1][1])
+
+        def rate(lo: float, hi: float) -> str:
+            done = [s for s, t in steps if lo <= t < hi]
+            return f"{(max(done) - min(done)) / (hi - lo):.1f}" if len(done) > 1 else "-"
+        print(f"\nglobal steps/s: {rate(marks[0], marks[1])} before, {rate(marks[1], marks[2])} "
+              f"with 100+-50 ms each way, {rate(marks[2], marks[3] + 1e-3)} after")
+        assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs
