@@ -107,7 +107,10 @@ class Server:
             with exit code 0 (code after `join()`, which TF never ran, does not run
             either). False keeps TF's `join()`, which blocks until `stop()`.
         done_grace_secs: after the job is done, how long `join()` waits for open
-            sessions (e.g. of a crashed worker) before returning anyway.
+            sessions before returning anyway. A worker that answers no health check
+            is declared gone (its sessions closed) sooner, after
+            TENSORWEAVE_JOB_END_SILENCE_SECS of silence (`distributed/job.py`); one
+            cut off for less comes back and finishes.
         credentials: what every connection to and from this task must prove
             (`tensorweave.distributed.Credentials`: mutual TLS and/or a shared token);
             None: the TENSORWEAVE_TLS_* / TENSORWEAVE_AUTH_TOKEN_FILE variables, if set.
