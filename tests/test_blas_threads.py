@@ -80,6 +80,7 @@ def test_server_config_intra_op_threads_the_tf1_way(monkeypatch):
         intra_op.set_intra_op_threads(before)
 
 
+@pytest.mark.slow
 def test_adaptive_matmuls_follow_the_faster_way_as_the_load_changes(monkeypatch):
     """Per shape, the way timed faster lately runs; now and then the other one is
     timed again (every 15th call, times how much worse it was), so when the load

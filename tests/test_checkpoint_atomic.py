@@ -64,6 +64,7 @@ def _restore_v(prefix):
             return sess.run(v), sess.run(w)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt,sharded", [("tensorweave", False), ("tensorweave", True),
                                          ("tensorflow", False), ("tensorflow", True)])
 @pytest.mark.parametrize("kill_before", [
@@ -113,6 +114,7 @@ _SAVE_LOOP = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["tensorweave", "tensorflow"])
 @pytest.mark.parametrize("after_saves", [1, 3])
 def test_sigkill_during_save_loop_leaves_latest_restorable(tmp_path, fmt, after_saves):
@@ -142,6 +144,7 @@ def test_sigkill_during_save_loop_leaves_latest_restorable(tmp_path, fmt, after_
     assert got[0] == got[-1] == saved_step
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt,sharded", [("tensorweave", False), ("tensorflow", True)])
 def test_leftovers_of_a_killed_save_go_when_that_checkpoint_expires(tmp_path, fmt, sharded):
     d = str(tmp_path)

@@ -69,6 +69,7 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
     raise TimeoutError(f"server on port {port} did not listen")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 0), (signal.SIGINT, 130)])
 def test_server_from_tf_config_stops_on_signal(sig, code):
     ps_port, worker_port = free_ports(2)

@@ -272,6 +272,7 @@ def test_cluster_spec_exported_under_train():
     assert spec == ClusterSpec({"j": ["h:1"]})
 
 
+@pytest.mark.slow
 def test_ps_join_returns_after_job_done_and_sessions_close():
     from tensorweave.distributed.job import notify_job_done
     spec = cluster_dict(ps=1, workers=1)

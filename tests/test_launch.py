@@ -93,6 +93,7 @@ def _assert_all_gone(pids: dict[str, int]) -> None:
     assert not [name for name, p in pids.items() if _alive(p)]
 
 
+@pytest.mark.slow
 def test_tasks_get_tf_config_and_prefixed_output(tmp_path, task_script):
     r = _run(tmp_path, "--ps", "1", "--workers", "2", "--chief", "--logdir",
              str(tmp_path / "logs"), "--", sys.executable, str(task_script), "ok", "--x=1")
@@ -121,6 +122,7 @@ def test_tasks_get_tf_config_and_prefixed_output(tmp_path, task_script):
     assert (tmp_path / "logs" / "worker-1.log").read_text().startswith("TF_CONFIG=")
 
 
+@pytest.mark.slow
 def test_pass_flags_appends_seed_flags(tmp_path, task_script):
     r = _run(tmp_path, "--ps", "2", "--workers", "1", "--pass-flags", "--",
              sys.executable, str(task_script), "ok")
@@ -134,6 +136,7 @@ def test_pass_flags_appends_seed_flags(tmp_path, task_script):
     assert argv["worker 0"][:2] == argv["ps 0"][:2]
 
 
+@pytest.mark.slow
 def test_failing_worker_stops_everything_and_is_reported(tmp_path, task_script):
     r = _run(tmp_path, "--ps", "1", "--workers", "2", "--kill-grace", "3", "--",
              sys.executable, str(task_script), "fail")

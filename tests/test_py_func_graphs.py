@@ -163,6 +163,7 @@ def test_runs_on_an_in_process_server_task(inprocess_cluster):
             assert sess.run(y) == 40
 
 
+@pytest.mark.slow
 def test_placed_on_another_process_fails_naming_the_process():
     # The ps process registers PyFunc (tensorweave imports script_ops) but never saw
     # the func: the error names both processes and the fix.

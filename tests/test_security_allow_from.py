@@ -173,6 +173,7 @@ def _count_master_calls(server: tf.train.Server, monkeypatch) -> list[str]:
     return calls
 
 
+@pytest.mark.slow
 def test_a_client_outside_the_cluster_is_refused_before_any_step(monkeypatch, caplog):
     server = _server("127.0.0.2")  # the client's TCP connections come from 127.0.0.1
     calls = _count_master_calls(server, monkeypatch)
@@ -187,6 +188,7 @@ def test_a_client_outside_the_cluster_is_refused_before_any_step(monkeypatch, ca
         server.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["argument", "knob"])
 def test_allow_from_admits_the_client(monkeypatch, how):
     if how == "knob":

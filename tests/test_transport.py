@@ -286,6 +286,7 @@ def test_unreachable_task_is_unavailable_and_named(monkeypatch):
         peer.call("get_status", pb.GetStatusRequest(), timeout=1.0)
 
 
+@pytest.mark.slow
 def test_killed_peer_fails_calls_in_flight(monkeypatch):
     monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
     with LocalCluster(ps=1, workers=0, spec=cluster_dict(1, 0)) as lc:
