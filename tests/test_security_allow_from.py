@@ -181,6 +181,7 @@ def test_a_client_outside_the_cluster_is_refused_before_any_step(monkeypatch, ca
         with caplog.at_level(logging.WARNING, "tensorweave.security"):
             verdict = _client(server.target)
         assert verdict.startswith("REFUSED UnavailableError"), verdict
+        assert "admits only its ClusterSpec's hosts, --allow-from" in verdict  # the hint
         assert calls == []  # no session was created, no step ran
         assert any("refused connection from 127.0.0.1:" in r.getMessage()
                    for r in caplog.records)

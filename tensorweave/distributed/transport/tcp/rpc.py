@@ -143,6 +143,12 @@ def error_from_rpc(e: grpc.RpcError, peer: str) -> errors.OpError:
     details = e.details() or str(code)
     if value == errors.UNAVAILABLE:
         details = f"Task {peer} is unavailable: {details}"
+        if "failed to connect" in details and ("Socket closed" in details
+                                                or "reset by peer" in details):
+            # accepted, then closed before a byte was answered: refused by the task
+            details += (" (the task closed the connection at once: without credentials it "
+                        "admits only its ClusterSpec's hosts, --allow-from adds others; or "
+                        "it has TENSORWEAVE_MAX_CONNECTIONS open; its log names the reason)")
     elif value == errors.DEADLINE_EXCEEDED and "Deadline" in details:
         details = f"Call to task {peer} timed out: {details}"
     return errors.make_error(value or errors.UNKNOWN, details)
