@@ -94,6 +94,11 @@ def test_credentials_decide_instead_of_addresses(monkeypatch):
     assert admission.for_server(["localhost:1"], "ps0", None) is None
 
 
+def test_the_module_examples_hold():
+    import doctest
+    assert doctest.testmod(admission).failed == 0
+
+
 @pytest.mark.parametrize("entry, message", [
     ("10.0.0.7:22", "has a port"), ("10.0.0.0/40", "not a valid address or CIDR"),
     ("bad host", "not a host name"), ("", "is empty")])
