@@ -213,3 +213,31 @@ def test_a_grpc_call_without_a_timeout_to_a_frozen_task_fails_after_the_silence(
             assert peer.call("get_status", pb.GetStatusRequest(), timeout=10)[0].task == PS
         finally:
             peer.close()
+
+
+@pytest.mark.slow
+def test_a_unix_link_call_without_a_timeout_to_a_frozen_task_fails_after_the_silence(
+        monkeypatch):
+    """The same-host link pings a silent peer while calls are in flight; one that answers
+    nothing for the bound is given up on: its calls fail with UnavailableError naming it."""
+    from tensorweave.distributed.protocol import service_pb2 as pb
+    from tensorweave.distributed.transport.unix import UNIX
+    monkeypatch.setenv(knobs.PEER_SILENCE_SECS.name, "3")
+    with LocalCluster(ps=1, workers=0) as cluster:
+        pid = cluster.procs[("ps", 0)].pid
+        peer = UNIX.connect(cluster.spec["ps"][0], PS, "tensorweave.Worker")
+        try:
+            assert peer.call("get_status", pb.GetStatusRequest())[0].task == PS
+            try:
+                _freeze(pid)
+                start = time.monotonic()
+                with pytest.raises(tf.errors.UnavailableError, match="health check") as info:
+                    peer.call("get_status", pb.GetStatusRequest())  # no timeout
+                took = time.monotonic() - start
+            finally:
+                _thaw(pid)
+            print(f"the call to the frozen task failed after {took:.2f}s (bound: 3s)")
+            assert took < 3 + BOUND_S and PS in str(info.value)
+            assert peer.call("get_status", pb.GetStatusRequest(), timeout=10)[0].task == PS
+        finally:
+            peer.close()

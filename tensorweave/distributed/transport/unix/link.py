@@ -16,10 +16,12 @@ import logging
 import socket
 import sys
 import threading
+import time
 from typing import Any, Sequence
 
 from tensorweave.base.address import address_key, same_host
-from tensorweave.distributed.protocol.methods import SERVICES
+from tensorweave.base import knobs
+from tensorweave.distributed.protocol.methods import SERVICES, WORKER_SERVICE
 from tensorweave.distributed.transport import credentials as creds_mod
 from tensorweave.distributed.transport import limits
 from tensorweave.distributed.transport.unix import handshake, shm
@@ -34,6 +36,15 @@ log = logging.getLogger("tensorweave.transport.unix")
 
 _SERVICE_IDS = {name: i for i, name in enumerate(SERVICES)}
 _METHOD_IDS = {name: {m.py_name: i for i, m in enumerate(ms)} for name, ms in SERVICES.items()}
+# A link's health check: the worker's GetStatus (every task serves it, quickly).
+_PING_SERVICE = _SERVICE_IDS[WORKER_SERVICE]
+_PING_MID = _METHOD_IDS[WORKER_SERVICE]["get_status"]
+_PING_METHOD = SERVICES[WORKER_SERVICE][_PING_MID]
+
+
+def _check_interval() -> float:
+    """How often a link with calls in flight checks its peer's silence."""
+    return min(1.0, knobs.PEER_SILENCE_SECS.get() / 10)
 __all__ = ["UNIX", "UnixPeer", "UnixTransport", "socket_name"]
 
 
@@ -54,6 +65,11 @@ class _Link:
         self._conn: _Conn | None = None
         self._pending: dict[int, tuple[Done, Any]] = {}
         self._ids = itertools.count(1)
+        # Health checks while calls are in flight (`_check`): when the peer last sent a
+        # frame, whether a check is scheduled, the id of the ping in flight.
+        self._last_read = time.monotonic()
+        self._checking = False
+        self._ping: int | None = None
 
     def _connected(self) -> _Conn:
         with self._lock:
@@ -111,7 +127,12 @@ class _Link:
               done: Done, call_id: int = 0, before: Sequence[Any] = ()) -> int:
         call_id = call_id or next(self._ids)
         with self._lock:
+            if not self._pending:  # the silence counts from the first call in flight
+                self._last_read = time.monotonic()
             self._pending[call_id] = (done, method.response)
+            check, self._checking = not self._checking, True
+        if check:
+            TIMERS.add(_check_interval(), self._check)
         try:
             self.send(REQUEST, service, mid, call_id, request.SerializeToString(), tensors,
                       before)
@@ -143,6 +164,7 @@ class _Link:
                     self._refused(conn, errors.make_error(code, message.decode()))
                     return
                 with self._lock:
+                    self._last_read = time.monotonic()
                     entry = self._pending.pop(call_id, None)
                 if entry is None:
                     continue  # timed out on our side
@@ -168,15 +190,48 @@ class _Link:
         for done, _ in pending.values():
             done(None, [], error)
 
-    def _broken(self, conn: _Conn, e: BaseException) -> None:
+    def _check(self) -> None:
+        """While calls are in flight: a peer silent for a third of the bound is pinged
+        (get_status, answered by its I/O threads); one silent for the whole bound
+        (TENSORWEAVE_PEER_SILENCE_SECS) is given up on: the link closes and its calls
+        fail with UnavailableError naming the task (it reconnects on the next call)."""
+        silence_s = knobs.PEER_SILENCE_SECS.get()
+        with self._lock:
+            conn = self._conn
+            if conn is None or not set(self._pending) - {self._ping}:
+                self._checking = False  # idle, or broken: nothing to watch
+                return
+            quiet = time.monotonic() - self._last_read
+            ping = quiet >= silence_s / 3 and self._ping not in self._pending
+        if quiet >= silence_s:
+            with self._lock:
+                self._checking = False
+            self._broken(conn, None, f"Task {self.name} is unavailable: it answered nothing on "
+                         f"its connection, not even a health check, for {quiet:.0f}s (frozen, "
+                         f"overloaded or cut off; {knobs.PEER_SILENCE_SECS.name}="
+                         f"{silence_s:g}).")
+            return
+        if ping:
+            self._send_ping()
+        TIMERS.add(_check_interval(), self._check)
+
+    def _send_ping(self) -> None:
+        m = _PING_METHOD
+        try:
+            self._ping = self.start(_PING_SERVICE, m, _PING_MID, m.request(),
+                                    [], lambda *_: None)
+        except errors.OpError:
+            pass  # the link broke: its calls have failed already
+
+    def _broken(self, conn: _Conn, e: BaseException | None, message: str = "") -> None:
         with self._lock:
             if self._conn is conn:
                 self._conn = None
             pending, self._pending = self._pending, {}
         conn.close()
-        err = errors.UnavailableError(None, None, f"Task {self.name} is unavailable: the "
-                                      f"connection to {self.address} broke ({e}); it stopped "
-                                      "or crashed.")
+        err = errors.UnavailableError(None, None, message or (
+            f"Task {self.name} is unavailable: the connection to {self.address} broke "
+            f"({e}); it stopped or crashed."))
         for done, _ in pending.values():
             done(None, [], err)
 
