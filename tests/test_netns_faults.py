@@ -128,6 +128,10 @@ def test_link_cut_across_the_chiefs_last_step_every_worker_exits_0(netns_bed: Ne
         assert chief_done is not None, "the chief did not finish during the cut: " \
             f"raise the cut or lower last_step\n{outputs['worker0']}"
         assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs
+        # The ps found worker 1 silent at the job's end and kept serving it
+        # (distributed/job.py); before, it exited at the first unanswered status call.
+        ps_log = c.output("ps", 0)
+        assert "does not answer its health check" in ps_log, ps_log[-3000:]
 
 
 def test_delay_spike_the_job_finishes(netns_bed: NetnsBed, tmp_path: object) -> None:
