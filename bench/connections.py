@@ -8,8 +8,8 @@ connections to it, of each kind a peer can leave idle:
   TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS);
 * ``tcp-grpc``: a TCP connection that sent HTTP/2's preface, then nothing (an idle
   gRPC channel: relayed to the task's gRPC server);
-* ``unix``: a connection to the task's same-host socket that said hello (an idle
-  same-host link).
+* ``unix``: a link to the task's same-host socket, set up (hello, no shared-memory
+  ring) and then idle.
 
 For 0, 100 and 1000 of each it prints the connections the task holds (those it
 has not closed), its sockets (a relayed gRPC connection is three), its threads and

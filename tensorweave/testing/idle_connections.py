@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 
+from tensorweave.distributed.transport.unix import shm
 from tensorweave.distributed.transport.unix.handshake import UNIX_HELLO
 from tensorweave.distributed.transport.unix.link import socket_name
 
@@ -17,7 +18,7 @@ __all__ = ["KINDS", "held", "open_idle", "task_stats"]
 
 # tcp-silent: a TCP connection to the task port that sends nothing (half-open);
 # tcp-grpc: one that sent HTTP/2's preface, then nothing (an idle gRPC channel);
-# unix: a connection to the same-host socket that said hello (an idle same-host link).
+# unix: a same-host link, set up (hello, no shared-memory ring), then idle.
 KINDS = ("tcp-silent", "tcp-grpc", "unix")
 _PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -49,7 +50,9 @@ def open_idle(kind: str, host: str, port: int, n: int) -> list[socket.socket]:
         if kind == "unix":
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(socket_name(f"{host}:{port}"))
-            s.sendall(UNIX_HELLO + b"\0")
+            s.sendall(UNIX_HELLO + b"\0")  # no credentials
+            s.recv(1)                       # the task's answer
+            shm.offer(s, 0)                 # the link's set-up, without a ring
         else:
             s = socket.create_connection((host, port))
             if kind == "tcp-grpc":

@@ -15,7 +15,7 @@ import socket
 import struct
 import threading
 import time
-from typing import Any, Callable, Sequence, cast
+from typing import Any, Callable, Sequence
 
 from tensorweave.distributed.protocol.rpc_pb2 import Envelope
 from tensorweave.distributed.transport import codec, limits
@@ -82,7 +82,8 @@ class Conn:
         self.sock = sock
         self.out_ring, self.in_ring = out_ring, in_ring
         self._wlock = threading.Lock()
-        self._rfile = cast(io.BufferedReader, sock.makefile("rb", buffering=1 << 16))
+        self._raw = _ProbingIO(sock)
+        self._rfile = io.BufferedReader(self._raw, 1 << 16)
         # What a peer may announce (transport/limits.py), read once per connection.
         self._max_envelope = limits.max_message_bytes()
         self._max_tensor = limits.max_tensor_bytes()
@@ -233,6 +234,15 @@ class Conn:
             t = codec.decode(header, [lease.data])
         return t
 
+    def has_input(self) -> bool:
+        """Whether a frame's bytes are waiting (read ahead here, or in the kernel):
+        never blocks. False at the end of the stream too (the next read says which)."""
+        self._raw.probe = True
+        try:
+            return bool(self._rfile.peek(1))
+        finally:
+            self._raw.probe = False
+
     def _exactly(self, n: int) -> bytes:
         data = self._rfile.read(n)
         if len(data) != n:
@@ -253,6 +263,26 @@ class Conn:
         except OSError:
             pass
         self.sock.close()
+
+
+class _ProbingIO(socket.SocketIO):
+    """A socket's reads for Conn's buffered reader; while `probe` is set a read that
+    would wait returns None instead, so `Conn.has_input` can ask without blocking
+    (the descriptor stays blocking: other threads send on it meanwhile)."""
+
+    probe = False
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(sock, "rb")
+        self._socket = sock
+
+    def readinto(self, b: Any) -> int | None:
+        if self.probe:
+            try:
+                return self._socket.recv_into(b, 0, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return None
+        return super().readinto(b)
 
 
 def _send_gathered(sock: socket.socket, views: list[memoryview]) -> None:

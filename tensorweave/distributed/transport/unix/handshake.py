@@ -28,7 +28,7 @@ from tensorweave.distributed.transport.unix import shm
 from tensorweave.distributed.transport.unix.framing import ERROR, HEAD, REQUEST, Conn
 from tensorweave.framework import errors
 
-__all__ = ["UNIX_HELLO", "refuse_first_call", "unix_client_handshake",
+__all__ = ["UNIX_HELLO", "refuse_first_call", "unix_client_handshake", "unix_peer",
            "unix_server_handshake"]
 
 UNIX_HELLO = b"TWUNIX\x00"           # + one byte of flags: a same-host link's handshake
@@ -94,7 +94,7 @@ def unix_server_handshake(sock: socket.socket, creds: Credentials, task: str
         Refused: logged; `args[1]` is True when the client was already told (a
             handshake refusal), False when it sent a frame instead of a hello.
     """
-    peer = _unix_peer(sock)
+    peer = unix_peer(sock)
     sock.settimeout(limits.handshake_timeout_secs())
     try:
         # not a hello: no need to wait for the rest
@@ -187,7 +187,7 @@ def _plain(sock: socket.socket) -> socket.socket:
     return plain
 
 
-def _unix_peer(sock: socket.socket) -> str:
+def unix_peer(sock: socket.socket) -> str:
     """"pid P uid U" of a same-host peer (Linux), for the log."""
     try:
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
