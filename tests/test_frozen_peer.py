@@ -241,3 +241,40 @@ def test_a_unix_link_call_without_a_timeout_to_a_frozen_task_fails_after_the_sil
             assert peer.call("get_status", pb.GetStatusRequest(), timeout=10)[0].task == PS
         finally:
             peer.close()
+
+
+@pytest.mark.slow
+def test_monitored_training_session_recovers_from_a_silent_ps(env_protocol, monkeypatch,
+                                                             caplog):
+    """The UnavailableError of a silent ps is what MonitoredTrainingSession recovers from:
+    it restarts the session (waiting for the ps), and the step runs once the ps is back."""
+    import threading
+    env_protocol("grpc")
+    monkeypatch.setenv(knobs.PEER_SILENCE_SECS.name, "3")
+    with _FrozenPs("grpc") as c:
+        with tf.device("/job:ps/task:0"):
+            step = tf.train.get_or_create_global_step()
+            v = tf.Variable(0.0, name="v")
+        with tf.device("/job:worker/task:0"):
+            grad = tf.identity(v) * 0 + 1.0
+        with tf.device("/job:ps/task:0"):
+            train = tf.group(v.assign_add(grad), step.assign_add(1))
+        with tf.train.MonitoredTrainingSession(master=c.server.target, is_chief=True) as sess:
+            sess.run(train)
+            caplog.set_level(logging.WARNING)
+            thaw = threading.Timer(6.0, _thaw, (c.pid,))
+            try:
+                _freeze(c.pid)
+                thaw.start()
+                start = time.monotonic()
+                sess.run(train)  # fails after 3 s of silence, recovers once thawed
+                took = time.monotonic() - start
+            finally:
+                thaw.cancel()
+                _thaw(c.pid)
+            print(f"the step went through recovery in {took:.2f}s (ps frozen for 6 s)")
+            assert took > 3.0
+            restarts = [r.getMessage() for r in caplog.records
+                        if "restarting the session" in r.getMessage()]
+            assert restarts and PS in restarts[0] and "health check" in restarts[0], restarts
+            assert sess.run(v) >= 1.0
