@@ -151,6 +151,26 @@ def test_sessions_an_earlier_incarnation_of_a_worker_opened_are_closed_at_once(
     assert _poll(watch, 30)
 
 
+@pytest.mark.slow
+def test_a_close_that_could_not_reach_the_ps_is_sent_again(lossy_cluster, caplog):
+    # A worker that re-creates its session after a cut closed the old one while the ps
+    # could not hear it: left open, that session would hold a finished job's ps.
+    ps = lossy_cluster.servers[("ps", 0)]
+    sess = _open_session_on_ps(lossy_cluster)
+    handles = ps.worker.open_sessions()
+    lost = lossy.Rule("call", match="close_session", task=ps.task, drop=True, times=1)
+    lossy.LOSSY.rules = [lost]
+    caplog.set_level(logging.INFO, "tensorweave.master")
+    sess.close()  # its close_session is lost (after the call's 10 s timeout)
+    assert len(lost.hits) == 1, lost.hits
+    end = time.monotonic() + 30
+    while ps.worker.open_sessions() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert ps.worker.open_sessions() == [], "the lost close was never sent again"
+    assert f"Closed session {handles[0]} on {ps.task} (it could not be reached at first)" \
+        in caplog.text
+
+
 # ---- real processes: a frozen worker, a killed worker -------------------------------
 PS_PROGRAM = textwrap.dedent("""
     import json, logging, sys

@@ -199,8 +199,36 @@ class MasterSession:
                 self.master.worker(task).call(
                     "close_session", pb.CloseWorkerSessionRequest(session_handle=self.handle),
                     timeout=10.0)
+            except (errors.UnavailableError, errors.DeadlineExceededError):
+                self._close_later(task)
             except Exception:  # noqa: BLE001 - the task may already be gone
                 log.debug("closing session %s on %s failed", self.handle, task)
+
+    def _close_later(self, task: str) -> None:
+        """Sends a close that did not get through (the task cut off, or frozen) again in
+        the background, for as long as a wait for the cluster lasts: a ps at the job's
+        end keeps serving while sessions are open on it, so one left open by a worker
+        that re-created its session after a cut would hold it until declared gone."""
+        req = pb.CloseWorkerSessionRequest(session_handle=self.handle)
+        stopping = self.master.stopping
+
+        def retry() -> None:
+            wait = Wait(f"to close session {self.handle} on {task}", cluster_wait_secs(),
+                        backoff=Backoff(first=0.5, cap=5.0))
+            while not stopping.is_set():
+                try:
+                    if wait.pause(event=stopping):
+                        return
+                    self.master.worker(task).call("close_session", req, timeout=5.0)
+                    log.info("Closed session %s on %s (it could not be reached at first)",
+                             self.handle, task)
+                    return
+                except errors.OpError:
+                    continue
+                except Exception as e:  # noqa: BLE001 - the give-up: the task is gone
+                    log.debug("closing session %s on %s: %s", self.handle, task, e)
+                    return
+        threading.Thread(target=retry, daemon=True, name="close-session-retry").start()
 
 
 class MasterService:
@@ -220,6 +248,7 @@ class MasterService:
         self._sessions: dict[str, MasterSession] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self.stopping = threading.Event()  # set by shutdown(): background retries end
 
     def placer(self, config: ConfigProto, filters: list[DeviceSpec] | None = None) -> Placer:
         return Placer(self.tasks, self.job, self.task_index, config.allow_soft_placement,
@@ -379,6 +408,7 @@ class MasterService:
         return sess
 
     def shutdown(self) -> None:
+        self.stopping.set()
         with self._lock:
             sessions = list(self._sessions.values())
             self._sessions.clear()
