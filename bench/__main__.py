@@ -2,7 +2,8 @@
 
 Names: op_overhead, session_transfer, step_breakdown, trainer, wide_deep, recovery
 (default: all);
-`transfer` (the transport alone, several chunk sizes) runs on request. Real TensorFlow columns
+`transfer` (the transport alone, several chunk sizes) and `conv_speed` (conv2d, depthwise) run on
+request. Real TensorFlow columns
 appear when TENSORFLOW_PYTHON points at an interpreter that has it.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 BENCHMARKS = ["op_overhead", "session_transfer", "step_breakdown", "trainer", "wide_deep",
               "recovery"]
+ON_REQUEST = ["transfer", "conv_speed"]
 
 
 def _ratio(a: float | None, b: float | None) -> str:
@@ -57,8 +59,8 @@ def main() -> None:
     names = sys.argv[1:] or BENCHMARKS
     table: list[tuple[str, str, str, str]] = []
     for name in names:
-        if name not in BENCHMARKS + ["transfer"]:
-            sys.exit(f"unknown benchmark {name!r}; choose from {BENCHMARKS + ['transfer']}")
+        if name not in BENCHMARKS + ON_REQUEST:
+            sys.exit(f"unknown benchmark {name!r}; choose from {BENCHMARKS + ON_REQUEST}")
         print(f"== {name}", flush=True)
         result = importlib.import_module(f"bench.{name}").main([])
         if name in BENCHMARKS:

@@ -1,7 +1,6 @@
 """Convolution and pooling: forward against per-pixel NumPy loops, shapes, errors, gradients."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -62,22 +61,6 @@ def test_conv2d_bad_padding_and_strides():
             tf.nn.conv2d(x, w, [2, 1, 1, 1], "SAME")
         with pytest.raises(ValueError, match="larger than the input"):
             tf.nn.conv2d(x, w, [1, 1, 1, 1], "VALID")
-
-
-def test_conv2d_is_fast():
-    g = tf.Graph()
-    with g.as_default():
-        x = tf.placeholder(tf.float32, [32, 28, 28, 1])
-        y = tf.nn.conv2d(x, tf.constant(RNG.normal(size=(5, 5, 1, 32)).astype(np.float32)),
-                         [1, 1, 1, 1], "SAME")
-        with tf.Session(graph=g) as sess:
-            xv = RNG.normal(size=(32, 28, 28, 1)).astype(np.float32)
-            sess.run(y, {x: xv})
-            t0 = time.perf_counter()
-            for _ in range(5):
-                sess.run(y, {x: xv})
-            per_run = (time.perf_counter() - t0) / 5
-    assert per_run < 0.05, f"conv2d took {per_run * 1e3:.1f} ms per run"  # ~3 ms here
 
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
