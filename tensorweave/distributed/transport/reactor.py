@@ -150,9 +150,8 @@ class Reactor:
             timeout = None
             if self._timers:
                 timeout = max(0.0, self._timers[0][0] - time.monotonic())
-            with self._lock:
-                if self._soon:
-                    timeout = 0.0
+            if self._soon:  # a stale look is fine: a new item also wakes the selector
+                timeout = 0.0
             for key, events in self._selector.select(timeout):
                 if key.data is None:
                     try:
@@ -165,10 +164,11 @@ class Reactor:
             now = time.monotonic()
             while self._timers and self._timers[0][0] <= now:
                 self._run(heapq.heappop(self._timers)[2])
-            with self._lock:
-                soon, self._soon = self._soon, []
-            for fn in soon:
-                self._run(fn)
+            if self._soon:
+                with self._lock:
+                    soon, self._soon = self._soon, []
+                for fn in soon:
+                    self._run(fn)
 
     @staticmethod
     def _run(fn: Callable[..., None], *args: Any) -> None:

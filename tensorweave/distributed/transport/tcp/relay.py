@@ -17,7 +17,7 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
-from typing import Any, Callable
+from typing import Callable
 
 from tensorweave.distributed.transport.reactor import Reactor
 
@@ -72,6 +72,13 @@ class _Direction:
             if n == 0:
                 self.eof = True
             self.pending += n
+            if 0 < n < _CHUNK:  # all there was, most likely: write it, and let the
+                try:            # loop say when more comes (no read that finds nothing)
+                    self.pending -= self._write()
+                except BlockingIOError:
+                    pass
+                if not self.pending:
+                    return
 
     def _read(self) -> int:
         if self.pipe is not None:
@@ -114,11 +121,22 @@ class Relay:
         a.setblocking(False)
         b.setblocking(False)
         self._dirs = (_Direction(a, b), _Direction(b, a))
+        self._events = [0, 0]  # what a and b are watched for now
         self._closed = False
 
     def start(self) -> None:
         """Starts relaying (on the loop's thread)."""
-        self._step(0)
+        self._on_a(_READ)
+        self._on_b(_READ)
+
+    def _on_a(self, events: int) -> None:
+        # a readable: a -> b moves; a writable: what b sent can go on.
+        self._step(self._dirs[0] if events & _READ else None,
+                   self._dirs[1] if events & _WRITE else None)
+
+    def _on_b(self, events: int) -> None:
+        self._step(self._dirs[1] if events & _READ else None,
+                   self._dirs[0] if events & _WRITE else None)
 
     def close(self) -> None:
         """Stops relaying and runs `on_close` (on the loop's thread; once)."""
@@ -131,23 +149,26 @@ class Relay:
             d.close()
         self._on_close()
 
-    def _step(self, _events: int) -> None:
+    def _step(self, *ready: _Direction | None) -> None:
+        """Pumps the directions an event concerns, then watches what each waits for."""
         if self._closed:
             return
         try:
-            for d in self._dirs:
-                d.pump()
+            for d in ready:
+                if d is not None:
+                    d.pump()
         except OSError:
             self.close()  # either side went away; closing tells the other
             return
         if all(d.done for d in self._dirs):
             self.close()
             return
-        for sock in (self._a, self._b):
-            self._watch(sock, self._dirs[0].wants(sock) | self._dirs[1].wants(sock))
-
-    def _watch(self, sock: Any, events: int) -> None:
-        if events:
-            self._loop.watch(sock, events, self._step)
-        else:
-            self._loop.unwatch(sock)
+        for i, (sock, callback) in enumerate(((self._a, self._on_a), (self._b, self._on_b))):
+            events = self._dirs[0].wants(sock) | self._dirs[1].wants(sock)
+            if events == self._events[i]:
+                continue  # as watched already: the usual case, nothing to ask the loop
+            self._events[i] = events
+            if events:
+                self._loop.watch(sock, events, callback)
+            else:
+                self._loop.unwatch(sock)
