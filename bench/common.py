@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Callable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -53,6 +53,26 @@ def process_cpu_s(pid: int) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
+def ours_and_tf(module: str, measure: Callable[[Any], dict[str, Any]], doc: str | None,
+                argv: list[str] | None) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """The shared `main` of a benchmark that compares with real TF in the same run.
+
+    Parses `--framework`/`--json`, runs `measure(tf)`. With `--json` (how `run_tf` calls the
+    module under real TF) prints the figures as JSON and returns None; otherwise returns
+    (ours, real TF's figures or None when TENSORFLOW_PYTHON is not set).
+    """
+    import argparse
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--framework", default="tensorweave")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    ours = measure(import_framework(args.framework))
+    if args.json:
+        print(json.dumps(ours))
+        return None
+    return ours, run_tf(module)
 
 
 def import_framework(name: str) -> Any:

@@ -9,14 +9,12 @@ timings belong here, where a noisy shared machine shows as a figure, not a failu
 """
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from typing import Any
 
 import numpy as np
 
-from bench.common import import_framework, run_tf
+from bench.common import ours_and_tf
 
 RNG = np.random.default_rng(0)
 
@@ -51,16 +49,11 @@ def measure(tf: Any) -> dict[str, float]:
     return out
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--framework", default="tensorweave")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    ours = measure(import_framework(args.framework))
-    if args.json:
-        print(json.dumps(ours))
-        return ours
-    theirs = run_tf("bench.conv_speed")
+def main(argv: list[str] | None = None) -> dict[str, Any] | None:
+    both = ours_and_tf("bench.conv_speed", measure, __doc__, argv)
+    if both is None:
+        return None
+    ours, theirs = both
     labels = {"conv2d_ms": "conv2d 5x5, [32,28,28,1] -> 32 channels (ms/run)",
               "depthwise_fwd_bwd_ms": "depthwise 3x3 fwd+bwd, [32,56,56,64] (ms/run)"}
     for key, label in labels.items():

@@ -7,14 +7,12 @@ Prints microseconds per op and per run, and the same on real TensorFlow
 """
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from typing import Any
 
 import numpy as np
 
-from bench.common import import_framework, run_tf
+from bench.common import ours_and_tf
 
 CHAIN = 200
 
@@ -40,16 +38,12 @@ def measure(tf: Any, runs: int = 200) -> dict[str, float]:
     return {"us_per_op": best * 1e6 / CHAIN, "us_per_run": best * 1e6}
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--framework", default="tensorweave")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    ours = measure(import_framework(args.framework))
-    if args.json:
-        print(json.dumps(ours))
-        return ours
-    result = {"tensorweave": ours, "tensorflow": run_tf("bench.op_overhead")}
+def main(argv: list[str] | None = None) -> dict[str, Any] | None:
+    both = ours_and_tf("bench.op_overhead", measure, __doc__, argv)
+    if both is None:
+        return None
+    ours, theirs = both
+    result = {"tensorweave": ours, "tensorflow": theirs}
     print(f"tensorweave: {ours['us_per_op']:.2f} us/op, {ours['us_per_run']:.1f} us/run "
           f"({CHAIN}-add chain)")
     tf_r = result["tensorflow"]

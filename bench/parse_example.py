@@ -9,8 +9,6 @@ TensorFlow (compat.v1) in the same run when TENSORFLOW_PYTHON is set (bench/comm
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import tempfile
 import time
@@ -18,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import import_framework, run_tf
+from bench.common import ours_and_tf
 
 BATCH = 512
 N_RECORDS = 8192
@@ -87,16 +85,11 @@ def measure(tf: Any) -> dict[str, float]:
                         "pipeline_per_s": _best_rate(pipeline, N_RECORDS)}
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--framework", default="tensorweave")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    ours = measure(import_framework(args.framework))
-    if args.json:
-        print(json.dumps(ours))
-        return ours
-    theirs = run_tf("bench.parse_example")
+def main(argv: list[str] | None = None) -> dict[str, Any] | None:
+    both = ours_and_tf("bench.parse_example", measure, __doc__, argv)
+    if both is None:
+        return None
+    ours, theirs = both
     for key, what in (("parse_example_per_s", "parse_example alone"),
                       ("pipeline_per_s", "TFRecordDataset + batch + parse_example")):
         line = f"{what:40s} tensorweave {ours[key]:>10,.0f} examples/s"
