@@ -100,12 +100,11 @@ def test_link_cut_across_the_chiefs_last_step_every_worker_exits_0(netns_bed: Ne
     job: the ps waits for worker 1's open session, worker 1 comes back, finishes, and
     every task exits 0 (issue 32's abandoned worker).
 
-    "proxy" only, for now: with "unplug" (a real partition) worker 1 is still abandoned
-    today. Its connections stay in TCP's retransmission back-off ~20 s past the heal
-    (nothing replaces a connection that health checks found silent), its step gives up
-    after 30 s of silence and its new session waits for the ps, while the ps, whose own
-    checks of worker 1 go over a connection stuck the same way, declares it gone 45 s
-    after the job's end and exits; worker 1 then waits for a ps that is gone."""
+    "proxy" only, to keep the suite short: "unplug" (a real partition) takes ~60 s. At
+    0e1d37b..afb412d it abandoned worker 1 (connections stuck in TCP's back-off past the
+    heal; the ps gave up at 45 s, then worker 1 waited for a ps that was gone); on
+    12727d8 a one-off run passed: worker 1's step gave up after 30 s of silence, its
+    new session was made 0.4 s after the heal, and every task exited 0."""
     prog = _trainer(tmp_path, last_step=60, step_secs=0.1)
     with NetnsCluster(netns_bed, HOSTS, via_proxy=how == "proxy",
                       programs={"ps": prog, "worker": prog}) as c:
