@@ -209,25 +209,22 @@ class MasterSession:
         the background, for as long as a wait for the cluster lasts: a ps at the job's
         end keeps serving while sessions are open on it, so one left open by a worker
         that re-created its session after a cut would hold it until declared gone."""
-        req = pb.CloseWorkerSessionRequest(session_handle=self.handle)
+        pending = (task, self.handle)
         stopping = self.master.stopping
+        self.master.pending_closes.add(pending)
 
         def retry() -> None:
             wait = Wait(f"to close session {self.handle} on {task}", cluster_wait_secs(),
-                        backoff=Backoff(first=0.5, cap=5.0))
-            while not stopping.is_set():
-                try:
-                    if wait.pause(event=stopping):
+                        backoff=Backoff(first=0.5, cap=1.0))
+            try:
+                while not wait.pause(event=stopping):
+                    if self.master.close_on(task, self.handle, timeout=5.0):
                         return
-                    self.master.worker(task).call("close_session", req, timeout=5.0)
-                    log.info("Closed session %s on %s (it could not be reached at first)",
-                             self.handle, task)
-                    return
-                except errors.OpError:
-                    continue
-                except Exception as e:  # noqa: BLE001 - the give-up: the task is gone
-                    log.debug("closing session %s on %s: %s", self.handle, task, e)
-                    return
+            except Exception as e:  # noqa: BLE001 - the give-up: the task is gone
+                log.debug("closing session %s on %s: %s", self.handle, task, e)
+            finally:
+                if not stopping.is_set():  # else shutdown() makes the last try
+                    self.master.pending_closes.discard(pending)
         threading.Thread(target=retry, daemon=True, name="close-session-retry").start()
 
 
@@ -249,6 +246,7 @@ class MasterService:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.stopping = threading.Event()  # set by shutdown(): background retries end
+        self.pending_closes: set[tuple[str, str]] = set()  # (task, handle) being retried
 
     def placer(self, config: ConfigProto, filters: list[DeviceSpec] | None = None) -> Placer:
         return Placer(self.tasks, self.job, self.task_index, config.allow_soft_placement,
@@ -414,3 +412,17 @@ class MasterService:
             self._sessions.clear()
         for s in sessions:
             s.close()
+        for task, handle in list(self.pending_closes):  # a last try before the exit
+            self.close_on(task, handle, timeout=2.0)
+
+    def close_on(self, task: str, handle: str, timeout: float) -> bool:
+        """Closes session `handle` on `task` (a close that failed before); whether it did."""
+        try:
+            self.worker(task).call(
+                "close_session", pb.CloseWorkerSessionRequest(session_handle=handle),
+                timeout=timeout)
+        except errors.OpError:
+            return False
+        self.pending_closes.discard((task, handle))
+        log.info("Closed session %s on %s (it could not be reached at first)", handle, task)
+        return True
