@@ -97,3 +97,41 @@ def test_half_open_connections_over_the_cap_are_refused_and_logged():
         assert "refused connection from 127.0.0.1:" in out  # the peer, named
         assert knobs.MAX_HALF_OPEN.name in out
         assert f"within 1 s ({knobs.HANDSHAKE_TIMEOUT_SECS.name})" in out
+
+
+def test_tls_handshakes_stalled_part_way_hold_no_thread(tmp_path, monkeypatch):
+    """With TLS, peers that start a handshake and stop (a ClientHello's first bytes)
+    wait on the event loop: no thread each, and a real TLS session still runs."""
+    import tensorweave as tf
+    from tensorweave.distributed.transport import credentials as C
+    from tensorweave.launch.credentials import write_cluster_certificates
+    files = write_cluster_certificates(str(tmp_path / "certs"), ["localhost"])
+    env = {C.CA_ENV: files["ca.crt"], C.CERT_ENV: files["tls.crt"], C.KEY_ENV: files["tls.key"],
+           knobs.MAX_HALF_OPEN.name: "5000", knobs.HANDSHAKE_TIMEOUT_SECS.name: "60",
+           "TENSORWEAVE_TRANSPORT": "tcp"}
+    monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "tcp")  # the session crosses the TLS port
+    with LocalCluster(1, 0, env=env) as cluster:
+        host, port = cluster.spec["ps"][0].rsplit(":", 1)
+        pid = cluster.procs[("ps", 0)].pid
+        before = _threads_once_settled(pid)
+        socks = []
+        try:
+            for _ in range(200):  # a TLS record header announcing a ClientHello, no more
+                s = socket.create_connection((host, int(port)))
+                s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+                socks.append(s)
+            assert _threads_once_settled(pid) - before < THREAD_BUDGET
+            assert held(socks) == len(socks)
+            C.set_default(C.Credentials.from_env(env))
+            try:
+                with tf.Graph().as_default():
+                    with tf.device("/job:ps/task:0"):
+                        v = tf.Variable(1.0)
+                    with tf.Session(cluster.target("ps", 0)) as sess:
+                        sess.run(v.initializer)
+                        assert sess.run(v + 1.0) == 2.0
+            finally:
+                C.set_default(None)
+        finally:
+            for s in socks:
+                s.close()

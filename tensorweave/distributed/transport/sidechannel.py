@@ -3,9 +3,10 @@
 With credentials (credentials.py) every raw connection proves itself before a
 byte of the protocol it carries is served:
 
-* the task port (tcp/shared_port.py) terminates TLS itself (`accept_tls`), so gRPC
-  and big-tensor pulls are encrypted and both ends verified against the
-  cluster CA; a refused handshake is logged with the peer's address;
+* the task port (tcp/shared_port.py) terminates TLS itself (a handshake stepped on
+  the event loop), so gRPC and big-tensor pulls are encrypted and both ends
+  verified against the cluster CA; a refused handshake is logged with the peer's
+  address;
 * a bulk pull starts with a token digest when the cluster has a token
   (tcp/bulk_auth.py);
 * a same-host link runs its own handshake (unix/handshake.py).
@@ -13,14 +14,13 @@ byte of the protocol it carries is served:
 Refusals are logged here (`log_refused`, rate-limited) with the peer's address.
 
 Example:
-    >>> tls = accept_tls(conn, creds, "/job:ps/replica:0/task:0", "10.0.0.7:51234")
+    >>> log_refused("/job:ps/replica:0/task:0", "10.0.0.7:51234", "wrong auth token")
     ... # doctest: +SKIP
 """
 from __future__ import annotations
 
 import logging
 import socket
-import ssl
 import threading
 import time
 from typing import Any, Callable
@@ -29,7 +29,7 @@ from tensorweave.base.waits import Backoff, Wait
 from tensorweave.distributed.transport import limits
 from tensorweave.distributed.transport.credentials import Credentials
 
-__all__ = ["FLAG_TLS", "FLAG_TOKEN", "Refused", "accept_tls", "flags", "log_refused", "peek",
+__all__ = ["FLAG_TLS", "FLAG_TOKEN", "Refused", "flags", "log_refused", "peek",
            "reason", "recv_exactly", "recv_exactly_into"]
 
 log = logging.getLogger("tensorweave.security")
@@ -99,18 +99,6 @@ def peek(sock: Any, n: int, coming: Callable[[bytes], bool] = lambda data: True)
 def flags(creds: Credentials) -> int:
     """FLAG_TLS | FLAG_TOKEN as `creds` have them."""
     return (FLAG_TLS if creds.tls else 0) | (FLAG_TOKEN if creds.token else 0)
-
-
-def accept_tls(conn: socket.socket, creds: Credentials, task: str, peer: str
-               ) -> ssl.SSLSocket | None:
-    """Server side of TLS on `conn`; None (logged, closed by the caller) when refused.
-    The socket keeps the handshake's timeout until the caller has read what follows."""
-    conn.settimeout(limits.handshake_timeout_secs())  # TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS
-    try:
-        return creds.server_context().wrap_socket(conn, server_side=True)
-    except (ssl.SSLError, OSError) as e:
-        log_refused(task, peer, f"TLS handshake failed ({reason(e)})")
-        return None
 
 
 def reason(e: BaseException) -> str:

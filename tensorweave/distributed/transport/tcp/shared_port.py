@@ -33,6 +33,7 @@ import logging
 import secrets
 import select
 import socket
+import ssl
 import threading
 import time
 from typing import Any
@@ -177,8 +178,8 @@ class SharedPort:
         try:
             if not p.head and self._creds.tls:
                 first = p.conn.recv(1, socket.MSG_PEEK)
-                if first == _TLS_RECORD:  # the handshake may block: on the pool
-                    reactor.blocking().submit(self._serve_tls, p)
+                if first == _TLS_RECORD:
+                    self._start_tls(p)
                     return
             data = p.conn.recv(len(bulk.MAGIC) - len(p.head))
         except (BlockingIOError, InterruptedError):
@@ -232,6 +233,63 @@ class SharedPort:
         self._relays.add(relay)
         relay.start()
 
+    def _start_tls(self, p: _Pending) -> None:
+        """TLS's handshake on the loop, a step each time the peer's bytes arrive: a
+        peer that stalls part-way holds no thread (closed at its deadline)."""
+        try:
+            tls = self._creds.server_context().wrap_socket(
+                p.conn, server_side=True, do_handshake_on_connect=False)
+        except (ssl.SSLError, OSError) as e:
+            sidechannel.log_refused(self._task, p.peer,
+                                    f"TLS handshake failed ({sidechannel.reason(e)})")
+            self._close(p.conn, p.ticket)
+            return
+        self._track(p.conn, False)
+        p.conn = tls  # the same descriptor, from now on read through TLS
+        self._track(tls, True)
+        self._tls_step(p, True)
+
+    def _tls_step(self, p: _Pending, ready: bool) -> None:
+        if self._stopped.is_set():
+            self._close(p.conn, p.ticket)
+            return
+        if not ready:
+            sidechannel.log_refused(self._task, p.peer, "TLS handshake not done within "
+                                    f"{limits.handshake_timeout_secs():g} s "
+                                    f"({limits.ENV_HANDSHAKE_TIMEOUT_SECS})")
+            self._close(p.conn, p.ticket)
+            return
+        try:
+            p.conn.do_handshake()  # type: ignore[attr-defined]
+        except ssl.SSLWantReadError:
+            self._loop.when_readable(p.conn, lambda ready: self._tls_step(p, ready),
+                                     p.deadline)
+            return
+        except ssl.SSLWantWriteError:  # a fresh socket's buffer is full: rare; soon again
+            self._loop.at(time.monotonic() + 0.01, lambda: self._tls_step(p, True))
+            return
+        except (ssl.SSLError, OSError) as e:
+            sidechannel.log_refused(self._task, p.peer,
+                                    f"TLS handshake failed ({sidechannel.reason(e)})")
+            self._close(p.conn, p.ticket)
+            return
+        # Verified: the first 8 decrypted bytes say bulk or gRPC (on the pool, bounded).
+        if p.conn.pending():  # type: ignore[attr-defined]
+            reactor.blocking().submit(self._serve_tls, p)
+        else:
+            self._loop.when_readable(p.conn, lambda ready: self._verified_ready(p, ready),
+                                     time.monotonic() + limits.handshake_timeout_secs())
+
+    def _verified_ready(self, p: _Pending, ready: bool) -> None:
+        if ready and not self._stopped.is_set():
+            reactor.blocking().submit(self._serve_tls, p)
+            return
+        if not self._stopped.is_set():
+            sidechannel.log_refused(self._task, p.peer, "it said nothing after TLS within "
+                                    f"{limits.handshake_timeout_secs():g} s "
+                                    f"({limits.ENV_HANDSHAKE_TIMEOUT_SECS})")
+        self._close(p.conn, p.ticket)
+
     def _park_bulk(self, conn: socket.socket, ticket: reactor.Ticket) -> None:
         """Waits (without a thread) for the next token on a bulk connection."""
         if self._stopped.is_set():
@@ -262,14 +320,11 @@ class SharedPort:
             self._close(conn, ticket)
 
     def _serve_tls(self, p: _Pending) -> None:
-        """TLS's handshake, then bulk or gRPC over it, on a thread of its own once the
-        peer is verified (an SSL object must not be read and written by two threads)."""
-        p.conn.setblocking(True)
-        tls = sidechannel.accept_tls(p.conn, self._creds, self._task, p.peer)
-        if tls is None:
-            self._close(p.conn, p.ticket)
-            return
-        self._track(tls, True)
+        """A verified TLS connection's first 8 bytes, then bulk or gRPC over it on a
+        thread of its own (an SSL object must not be read and written by two threads)."""
+        tls = p.conn
+        tls.setblocking(True)
+        tls.settimeout(limits.handshake_timeout_secs())
         try:
             head = bytearray(len(bulk.MAGIC))
             bulk.recv_exactly_into(tls, memoryview(head))  # within the handshake's timeout
@@ -292,7 +347,6 @@ class SharedPort:
             pass
         finally:
             self._close(tls, p.ticket)
-            self._track(p.conn, False)
 
     # --- any thread ---
     def _track(self, sock: Any, add: bool) -> None:
