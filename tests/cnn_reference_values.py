@@ -1,5 +1,5 @@
 """Reference values computed with real TensorFlow 2.21 (tf.compat.v1, graph mode, CPU) for
-the CNN op cases in tests/test_cnn_ops_vs_tf.py: per case, the output (and the gradients
+the CNN op cases in tests/nn/test_cnn_ops_vs_tf.py: per case, the output (and the gradients
 ":gx"/":gw" of sum(output * projection) w.r.t. the input/filter) as
 (sum(v.ravel() * cos(0.1 * arange(v.size))), six values at linspace(0, v.size - 1, 6)).
 Argmax entries (int) are the six sampled indices. Inputs are `arr` in that test file."""

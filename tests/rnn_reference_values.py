@@ -1,4 +1,4 @@
-"""Reference values for tests/test_dynamic_rnn.py, computed by real TF 2.21
+"""Reference values for tests/nn/test_dynamic_rnn.py, computed by real TF 2.21
 (tf.compat.v1, graph mode, TF_USE_LEGACY_KERAS=1 for tf.nn.rnn_cell) from the
 scenario graphs in that file, with the same inputs (`inputs()`) and weights
 (`set_weights()`: every trainable variable, in creation order, set from one

@@ -10,7 +10,7 @@ Usage (from the repository root):
     .venv/bin/python tools/compare_tf_op_names.py                 # diff every case
     .venv/bin/python tools/compare_tf_op_names.py operators random   # cases by substring
     /work/tfvenv/bin/python tools/compare_tf_op_names.py --side tf --record add_sub
-        # prints TF's names as a Python dict literal (for tests/test_tf_op_names.py)
+        # prints TF's names as a Python dict literal (for tests/project/test_tf_op_names.py)
 
 Options: --tf-python PATH (default /work/tfvenv/bin/python or $TF_PYTHON),
 --side {tf,tw} (print one side's names as JSON), --record (Python literal instead).

@@ -7,7 +7,7 @@ keyword, required), `x=` (with a default), `/x` and `/x=` (positional-only),
 parameters without `self`. Signatures made only of `*args, **kwargs` say nothing
 and are left out. Positional order and
 names are an interface TF1 programs depend on (`tf.while_loop(c, b, v, None, 10,
-True, False, "loop")`), so tests/test_tf_api_signatures.py checks ours against it.
+True, False, "loop")`), so tests/project/test_tf_api_signatures.py checks ours against it.
 
 Sources, in order of precedence (TF 1.15 is the specification):
 1. OVERRIDES below, each with its reason.

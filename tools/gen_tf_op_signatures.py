@@ -78,7 +78,7 @@ def main() -> None:
         op = op_def_registry.get(name)
         if op is not None:
             signatures[name] = _signature(op)
-    # Every op name TF registers: tests/test_tf_graph_compat.py checks that each op
+    # Every op name TF registers: tests/framework/test_tf_graph_compat.py checks that each op
     # we register under a TF name has its signature here (else: regenerate).
     all_names = [n for n in _all_op_names() if not n.startswith("_")]
     Path(args.out).write_text(render(signatures, all_names))

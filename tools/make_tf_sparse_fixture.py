@@ -1,6 +1,6 @@
 """Writes tests/data/tf_written_sparse/: a GraphDef of sparse ops made by real TensorFlow.
 
-The test (tests/test_sparse_tf_written.py) imports it here and compares with the values
+The test (tests/ops/test_sparse_tf_written.py) imports it here and compares with the values
 TF computed (TF itself is never imported by the tests). Regenerate with a Python that
 has TensorFlow (TF 2.x runs the 1.x graph API through tf.compat.v1):
 
