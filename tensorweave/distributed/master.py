@@ -32,6 +32,8 @@ from tensorweave.runtime.placer import Placer, PlacementError
 from tensorweave.runtime.plan import prune
 
 log = logging.getLogger("tensorweave.master")
+# How long closing a session waits for its tasks to close their part of it.
+CLOSE_WAIT_S = 10.0
 Tensors = Sequence[np.ndarray]
 
 
@@ -194,15 +196,30 @@ class MasterSession:
                                        "steps in flight).")
         for step_id, parts in running:
             self._abort(parts, step_id, closed)
-        for task in self._registered:
+        # On every task at once, for at most CLOSE_WAIT_S in all: a frozen task does not
+        # hold up the others, nor the close, longer than that.
+        tasks = sorted(self._registered)
+        left, all_done = [len(tasks)], threading.Event()
+        req = pb.CloseWorkerSessionRequest(session_handle=self.handle)
+        for task in tasks:
+            def done(resp: Any, tensors: Any, err: BaseException | None,
+                     task: str = task) -> None:
+                if isinstance(err, (errors.UnavailableError, errors.DeadlineExceededError)):
+                    self._close_later(task)  # cut off or frozen: tried again meanwhile
+                elif err is not None:  # the task may already be gone
+                    log.debug("closing session %s on %s failed: %s", self.handle, task, err)
+                with self._running_lock:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        all_done.set()
             try:
-                self.master.worker(task).call(
-                    "close_session", pb.CloseWorkerSessionRequest(session_handle=self.handle),
-                    timeout=10.0)
-            except (errors.UnavailableError, errors.DeadlineExceededError):
-                self._close_later(task)
-            except Exception:  # noqa: BLE001 - the task may already be gone
-                log.debug("closing session %s on %s failed", self.handle, task)
+                self.master.worker(task).call_async("close_session", req, [], done,
+                                                    CLOSE_WAIT_S)
+            except Exception as e:  # noqa: BLE001 - as above
+                done(None, [], e)
+        if tasks and not all_done.wait(CLOSE_WAIT_S):
+            log.info("Session %s closed without an answer from every task within %gs.",
+                     self.handle, CLOSE_WAIT_S)
 
     def _close_later(self, task: str) -> None:
         """Sends a close that did not get through (the task cut off, or frozen) again in

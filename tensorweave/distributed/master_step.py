@@ -113,13 +113,20 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
     local = next((p for p in parts if p.task == here), None)
     remote = [p for p in parts if p is not local]
     step.watch = StepWatch(step_id, remote, step.finished_silent)
-    if local is None:  # nothing runs here: every part is a call, as a remote one
-        for p in remote:
-            step.start(p, [])
-        try:
-            return step.collect()
-        finally:
-            step.watch.stop()
+    try:
+        if local is not None:
+            _run_local(step, local, remote, feed_values, local_worker)
+        else:  # nothing runs here: every part is a call, as a remote one
+            for p in remote:
+                step.start(p, [])
+        return step.collect()
+    finally:
+        step.watch.stop()  # however the step ended: no more health checks
+
+
+def _run_local(step: "_Step", local: Part, remote: list[Part], feed_values: dict[str, Any],
+               local_worker: Any) -> None:
+    """Starts the remote parts and runs `local` in this thread, through `local_worker`."""
     # Parts with nothing to do before this task's tensors arrive start with them:
     # one message, and a wake-up fewer on each side.
     deferred = DeferredStarts(local_worker, {p.task: step.starter(p) for p in remote
@@ -147,10 +154,6 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
                 "first"))
         else:  # the local part ended without a flush
             step.start(p, [])
-    try:
-        return step.collect()
-    finally:
-        step.watch.stop()
 
 
 class _Step:
