@@ -87,12 +87,13 @@ class LocalRuntime:
         # a private copy of the model on every worker.
         if self.config is not None and self.config.allow_soft_placement:
             return
+        names = self.device_names()
         for op in ex.ops:
-            if op.device and not DeviceSpec.from_string(op.device).matches(self.device.name):
+            if op.device and not any(DeviceSpec.from_string(op.device).matches(n) for n in names):
                 raise errors.InvalidArgumentError(
                     None, op,
                     f"Cannot assign a device for operation {op.name}: Operation was explicitly "
-                    f"assigned to {op.device} but available devices are [ {self.device.name} ]. "
+                    f"assigned to {op.device} but available devices are [ {', '.join(names)} ]. "
                     "Make sure the device specification refers to a valid device. This session "
                     "runs in-process (tf.Session() with no target): to run on a cluster, pass "
                     "the server's target, tf.Session(server.target); to run here anyway, set "
@@ -106,9 +107,16 @@ class LocalRuntime:
                 self._logged.add(id(op))
                 print(f"{op.name}: ({op.type}): {self.device.name}", file=sys.stderr)
 
+    def device_names(self) -> list[str]:
+        """The CPU devices this session offers: ConfigProto.device_count["CPU"] of them
+        (default 1), as TF's DirectSession; every one runs on this process's one device."""
+        n = max(1, self.config.device_count.get("CPU", 1)) if self.config is not None else 1
+        base = self.device.name.rsplit(":", 1)[0]
+        return [f"{base}:{i}" for i in range(n)]
+
     def list_devices(self) -> list[DeviceAttributes]:
-        """This session's one device (TF's DirectSession lists its local CPU)."""
-        return [cpu_device(self.device.name)]
+        """This session's CPU devices (TF's DirectSession lists its local CPUs)."""
+        return [cpu_device(n) for n in self.device_names()]
 
     def close(self) -> None:
         self.device.resource_mgr.cleanup()

@@ -183,3 +183,22 @@ def test_local_session_refuses_a_device_it_does_not_have():
         with tf.Session(config=soft) as sess:
             sess.run(v.initializer)
             assert sess.run([v, doubled]) == [1.0, 4.0]
+
+
+def test_local_session_offers_the_cpus_device_count_asks_for():
+    # ConfigProto(device_count={"CPU": 2}) gives a local session CPU:0 and CPU:1 (TF's
+    # sharded-Saver tests place variables on both); CPU:2 is still refused.
+    with tf.Graph().as_default():
+        with tf.device("/device:CPU:1"):
+            on_1 = tf.constant(2.0) * 2
+        with tf.device("/device:CPU:2"):
+            on_2 = tf.constant(3.0) * 2
+        two = tf.ConfigProto(device_count={"CPU": 2})
+        with tf.Session(config=two) as sess:
+            assert [d.name[-5:] for d in sess.list_devices()] == ["CPU:0", "CPU:1"]
+            assert sess.run(on_1) == 4.0
+            with pytest.raises(tf.errors.InvalidArgumentError, match="CPU:2.*CPU:0, .*CPU:1"):
+                sess.run(on_2)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="CPU:1"):
+                sess.run(on_1)
