@@ -2,7 +2,8 @@
 
 Graph isolation: every test starts on a new global default graph (the autouse
 `new_default_graph`), so no test sees another's ops or global step whatever order they
-run in (pytest-xdist runs modules in another order than a serial run). Also:
+run in (pytest-xdist runs modules in another order than a serial run), and any change a
+test makes to os.environ is undone after it (`restored_environ`). Also:
     fresh_graph   the same reset, asked for by name (older test files)
     graph         a new `tf.Graph` installed as default for the test; yields it
 
@@ -30,6 +31,8 @@ Several hosts on one machine (root and `ip netns` needed, else skipped with the 
                         10.213.n.x address on one bridge; removed after the module
 """
 from __future__ import annotations
+
+import os
 
 from typing import Any, Iterator
 
@@ -73,6 +76,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def new_default_graph() -> Iterator[None]:
     tf.reset_default_graph()
     yield
+
+
+@pytest.fixture(autouse=True)
+def restored_environ() -> Iterator[None]:
+    # Settings are environment variables (tensorweave.base.knobs), and code under test may
+    # export them (the CLI's --allow-from, --allow-dir): whatever a test leaves in
+    # os.environ is undone, so no later test (or the tasks it starts) inherits it. A
+    # leaked TENSORWEAVE_ALLOW_FROM=10.0.0.0/8 once let the netns bed's outsider in.
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture
