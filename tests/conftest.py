@@ -39,7 +39,9 @@ from typing import Any, Iterator
 import pytest
 
 import tensorweave as tf
+from tensorweave.base import knobs
 from tensorweave.distributed.transport import registry
+from tensorweave.testing import lossy
 from tensorweave.testing.cluster import InProcessCluster, LocalCluster, transports
 from tensorweave.testing.cluster_pool import ClusterPool
 from tensorweave.testing.netns import NetnsBed, unavailable_reason
@@ -76,6 +78,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def new_default_graph() -> Iterator[None]:
     tf.reset_default_graph()
     yield
+
+
+@pytest.fixture
+def lossy_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[InProcessCluster]:
+    """1 ps + 1 worker in this process, reaching each other over the test transport that
+    delays and drops messages on purpose (tensorweave.testing.lossy); no process exits."""
+    monkeypatch.delenv(knobs.TRANSPORT.name, raising=False)
+    lossy.register()
+    try:
+        with InProcessCluster(ps=1, workers=1, protocol=lossy.NAME) as cluster:
+            yield cluster
+    finally:
+        lossy.unregister()
 
 
 @pytest.fixture(autouse=True)

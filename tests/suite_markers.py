@@ -2,7 +2,8 @@
 
     cluster  the test starts servers, in this process or as processes. Found by reading
              the test module: the test asks for a fixture that starts them (conftest's
-             `inprocess_cluster`, `local_cluster`, `net`, `cluster_pool`, or a fixture
+             `inprocess_cluster`, `local_cluster`, `net`, `cluster_pool`, `lossy_cluster`,
+             `netns_bed`, or a fixture
              of its module that calls a server-making API), or its body, or a function
              of its module that it calls, calls one (`Server`, `LocalCluster`,
              `cluster_over`, `create_local_server`, `SeedJob`, `Launcher`, ... below)
@@ -24,7 +25,8 @@ from typing import Any, Iterator
 
 import pytest
 
-CLUSTER_FIXTURES = frozenset({"inprocess_cluster", "local_cluster", "net", "cluster_pool"})
+CLUSTER_FIXTURES = frozenset({"inprocess_cluster", "local_cluster", "net", "cluster_pool",
+                              "lossy_cluster", "netns_bed"})
 # Calls that start servers (by the called name: `Server(...)`, `tf.train.Server(...)`).
 SERVER_MAKERS = frozenset({
     "Server", "LocalCluster", "InProcessCluster", "cluster_over", "create_local_server",

@@ -15,7 +15,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.base import knobs
 from tensorweave.testing import lossy
-from tensorweave.testing.cluster import InProcessCluster, LocalCluster
+from tensorweave.testing.cluster import LocalCluster
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 PS = "/job:ps/replica:0/task:0"
@@ -142,18 +142,6 @@ def test_without_a_deadline_a_silent_ps_is_named_then_unavailable(env_protocol, 
                         if r.levelno == logging.WARNING and PS in r.getMessage()]
             assert warnings and "answered no health check for" in warnings[0], warnings
             assert sess.run(out) in (2.0, 3.0)
-
-
-@pytest.fixture
-def lossy_cluster(monkeypatch):
-    """1 ps + 1 worker in this process, reaching each other over the lossy transport."""
-    monkeypatch.delenv(knobs.TRANSPORT.name, raising=False)
-    lossy.register()
-    try:
-        with InProcessCluster(ps=1, workers=1, protocol=lossy.NAME) as cluster:
-            yield cluster
-    finally:
-        lossy.unregister()
 
 
 def test_a_slow_ps_that_answers_health_checks_is_waited_for(lossy_cluster, monkeypatch):

@@ -26,7 +26,7 @@ from tensorweave.distributed.job import JobEndWatch, notify_job_done
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.server import Server
 from tensorweave.testing import lossy
-from tensorweave.testing.cluster import InProcessCluster, cluster_dict
+from tensorweave.testing.cluster import cluster_dict
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -34,18 +34,6 @@ WORKER1 = "/job:worker/replica:0/task:1"
 
 
 # ---- in this process: the watch itself, over the lossy transport --------------------
-@pytest.fixture
-def lossy_cluster(monkeypatch):
-    """1 ps + 1 worker in this process over the lossy transport (no process exits)."""
-    monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
-    lossy.register()
-    try:
-        with InProcessCluster(ps=1, workers=1, protocol=lossy.NAME) as cluster:
-            yield cluster
-    finally:
-        lossy.unregister()
-
-
 def _open_session_on_ps(cluster) -> tf.Session:
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(1.0, name="job_end_v")

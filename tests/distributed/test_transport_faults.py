@@ -13,23 +13,10 @@ import tensorweave as tf
 from tensorweave.distributed import master_step
 from tensorweave.distributed.transport import registry
 from tensorweave.testing import lossy
-from tensorweave.testing.cluster import InProcessCluster
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 PS = "/job:ps/replica:0/task:0"
 WORKER = "/job:worker/replica:0/task:0"
-
-
-@pytest.fixture
-def lossy_cluster(monkeypatch):
-    """1 ps + 1 worker in this process, reaching each other over the lossy transport."""
-    monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
-    lossy.register()
-    try:
-        with InProcessCluster(ps=1, workers=1, protocol=lossy.NAME) as cluster:
-            yield cluster
-    finally:
-        lossy.unregister()
 
 
 def _round_trip():
