@@ -1,6 +1,5 @@
 """tf.Session: fetch structures, feeds, defaults, errors and cancellation."""
 import collections
-import threading
 import time
 
 import numpy as np
@@ -10,6 +9,7 @@ import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.framework.op_def import define_op
 from tensorweave.framework.tensor_shape import TensorShape
+from session_helpers import run_then_close
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -120,21 +120,9 @@ def test_interactive_session_installs_itself():
 def test_close_cancels_a_blocked_step():
     blocked = tf.get_default_graph().create_op("TestOnlyBlock", [], name="blocker").outputs[0]
     sess = tf.Session()
-    result = {}
-
-    def run():
-        try:
-            sess.run(blocked)
-        except BaseException as e:  # noqa: BLE001 - recorded for the assertion below
-            result["error"] = e
-
-    t = threading.Thread(target=run)
-    t.start()
-    time.sleep(0.3)
-    sess.close()
-    t.join(10)
-    assert not t.is_alive()
-    assert isinstance(result["error"], errors.CancelledError)
+    alive, error = run_then_close(sess, blocked)
+    assert not alive
+    assert isinstance(error, errors.CancelledError)
 
 
 def test_run_timeout_gives_deadline_exceeded():

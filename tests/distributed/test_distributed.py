@@ -1,7 +1,6 @@
 """The distributed runtime on real server processes over loopback gRPC."""
 import socket
 import sys
-import threading
 import time
 
 import numpy as np
@@ -11,6 +10,7 @@ import tensorweave as tf
 from tensorweave.distributed import ClusterSpec, Server
 from tensorweave.framework import errors
 from tensorweave.testing.cluster import LocalCluster, cluster_dict, free_ports
+from session_helpers import run_then_close
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -169,20 +169,9 @@ def test_close_cancels_a_blocked_remote_step(local_cluster):
     with tf.device("/job:ps/task:0"):
         forever = tf.while_loop(lambda i: i >= 0, lambda i: i + 1, [tf.constant(0)])
     sess = tf.Session(local_cluster.target("worker", 0))
-    box = {}
-
-    def run():
-        try:
-            sess.run(forever)
-        except BaseException as e:  # noqa: BLE001 - checked below
-            box["error"] = e
-    t = threading.Thread(target=run)
-    t.start()
-    time.sleep(1.0)
-    sess.close()
-    t.join(15)
-    assert not t.is_alive()
-    assert isinstance(box["error"], errors.CancelledError)
+    alive, error = run_then_close(sess, forever, wait=1.0, join=15)
+    assert not alive
+    assert isinstance(error, errors.CancelledError)
 
 
 def test_task_that_never_comes_up_fails_in_bounded_time():

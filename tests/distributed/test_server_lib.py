@@ -11,8 +11,6 @@ Deliberate differences are named in the tests (`..._differs_from_tf`):
 errors at Server construction and unknown targets are ValueErrors raised at
 once (TF: gRPC status errors, NotFoundError).
 """
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -21,6 +19,7 @@ import tensorweave as tf
 from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
 from tensorweave.framework import errors
 from tensorweave.testing.cluster import LocalCluster
+from session_helpers import run_then_close
 
 pytestmark = pytest.mark.usefixtures("graph")
 
@@ -109,21 +108,10 @@ def test_close_cancels_a_blocked_dequeue(server, remote, where):
     sess.run(q.enqueue(37.0))
     dequeue = q.dequeue()
     assert sess.run(dequeue) == 37.0
-    box = {}
-
-    def blocked():
-        try:
-            sess.run(dequeue)
-        except BaseException as e:  # noqa: BLE001 - checked below
-            box["error"] = e
-    t = threading.Thread(target=blocked)
-    t.start()
-    time.sleep(0.5)
-    sess.close()
-    t.join(30)
-    assert not t.is_alive()
-    assert isinstance(box.get("error"), errors.CancelledError), box
-    assert "closed" in str(box["error"])
+    alive, error = run_then_close(sess, dequeue, wait=0.5, join=30)
+    assert not alive
+    assert isinstance(error, errors.CancelledError), error
+    assert "closed" in str(error)
 
 
 def test_interactive_session_on_a_target(server):
