@@ -5,7 +5,9 @@ StopAtStepHook, optionally SyncReplicasOptimizer) kept small so a whole job
 runs in seconds: linear regression on a planted model. It prints one line per
 step, `step <global step> <task> ...`, and `session at step <n>` each time its
 session is (re)created, which `tensorweave.testing.faults` reads to find the step
-to kill at and the steps lost; `--step_secs` paces it. The ps tasks run a bare
+to kill at and the steps lost; `--step_secs` paces it. `--hang_at job:index:step`
+makes that task stop between two steps (holding the sync token it took), once per
+checkpoint directory, so a kill at that step lands at a known point. The ps tasks run a bare
 server that exits when the chief reports the job done.
 
 Example (one process per task, TF_CONFIG set as cluster managers set it):
@@ -15,6 +17,7 @@ Example (one process per task, TF_CONFIG set as cluster managers set it):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
@@ -78,8 +81,25 @@ def _train(server: Any, cluster: Any, job: str, index: int, args: argparse.Names
                                        {x: xs, y: xs @ true_w})
             print(f"step {step} {job}:{index} loss {loss_v:.4f} t {time.time():.3f}",
                   flush=True)
+            _maybe_hang(args, job, index, step)
             time.sleep(args.step_secs)  # paces the job so a fault lands mid-run
     print(f"done {job}:{index}", flush=True)
+
+
+def _maybe_hang(args: argparse.Namespace, job: str, index: int, step: int) -> None:
+    """Sleeps for good once this task reaches `--hang_at`'s step (the first time only:
+    a restarted task, finding the marker file, trains on)."""
+    if not args.hang_at:
+        return
+    hang_job, hang_index, hang_step = args.hang_at.split(":")
+    marker = f"{args.checkpoint_dir.rstrip('/')}.hung-{job}-{index}"
+    if (job, index) != (hang_job, int(hang_index)) or step < int(hang_step) \
+            or os.path.exists(marker):
+        return
+    open(marker, "w").close()
+    print(f"hanging at step {step} {job}:{index}", flush=True)
+    while True:
+        time.sleep(60)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -93,6 +113,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--step_secs", type=float, default=0.0,
                         help="sleep after each step (paces the job for fault tests)")
+    parser.add_argument("--hang_at", default="",
+                        help="job:index:step: that task stops for good after that step "
+                             "(once per checkpoint directory)")
     args = parser.parse_args(argv)
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     if not resolver.task_type:

@@ -14,20 +14,25 @@ import sys
 import pytest
 
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
-from tensorweave.testing.faults import Fault, FaultInjector
+from tensorweave.testing.faults import STEP_PATTERN, Fault, FaultInjector
 
 WORKER1 = "/job:worker/replica:0/task:1"
 
 
 def _job(tmp_path, aggregate: int, fault: Fault, env: dict[str, str], last_step: int = 40,
-         chief_only: bool = False):
+         chief_only: bool = False, hang_at: str = ""):
     spec = cluster_dict(1, 2, {"chief": 1})  # 3 replicas: the chief and 2 workers
     program = [sys.executable, "-m", "tensorweave.testing.fault_trainer", "--sync",
                "--replicas_to_aggregate", str(aggregate), "--checkpoint_dir",
                str(tmp_path / "ckpt"), "--last_step", str(last_step), "--save_steps", "10",
-               "--step_secs", "0.05"]
+               "--step_secs", "0.05", "--hang_at", hang_at]
     lc = LocalCluster(spec=spec, programs={"chief": program, "worker": program}, env=env)
-    injector = FaultInjector(lc, [fault]).start()
+    # With --hang_at, the kill waits for the task to say it stopped between two steps:
+    # holding the sync token it took, so the chief waits for its gradient. (Killed
+    # mid-step instead, its token may stay in the queue, and TF's rules let the live
+    # replicas take it and train on without it: a race, not what these tests are about.)
+    pattern = r"^hanging at step (\d+)" if hang_at else STEP_PATTERN
+    injector = FaultInjector(lc, [fault], step_pattern=pattern).start()
     try:
         lc.start()
         injector.wait_injected(120)
@@ -72,7 +77,8 @@ def test_backup_worker_lets_training_go_on_when_a_worker_dies(tmp_path):
 def test_without_backup_the_chief_names_the_dead_worker_and_gives_up(tmp_path):
     codes, chief = _job(tmp_path, 3, Fault("worker", 1, at_step=10, restart_after_secs=None),
                         {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "1",
-                         "TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS": "4"}, chief_only=True)
+                         "TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS": "4"}, chief_only=True,
+                        hang_at="worker:1:10")
     assert codes[("chief", 0)] not in (0, None), (codes, chief[-3000:])  # stopped by itself
     # a failed chief does not tell the ps the job is done: a restarted chief finds it
     assert codes[("ps", 0)] is None, codes
@@ -94,7 +100,7 @@ def test_without_backup_a_restarted_worker_rejoins_and_the_job_finishes(tmp_path
     # The orchestrator's way: the dead worker comes back; the chief said who it
     # waited for meanwhile, and every process ends with code 0.
     codes, chief = _job(tmp_path, 3, Fault("worker", 1, at_step=10, restart_after_secs=2.0),
-                        {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "1"})
+                        {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "1"}, hang_at="worker:1:10")
     assert codes == {("ps", 0): 0, ("chief", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, \
         (codes, chief[-3000:])
     _assert_chief_finished(chief)

@@ -63,7 +63,9 @@ class _Link:
         self._creds = credentials
         self._lock = threading.Lock()
         self._conn: _Conn | None = None
-        self._pending: dict[int, tuple[Done, Any]] = {}
+        # In-flight calls: id -> (callback, response type, the connection it went out on;
+        # a broken connection fails only its own calls, not those of its successor).
+        self._pending: dict[int, tuple[Done, Any, _Conn]] = {}
         self._ids = itertools.count(1)
         # Health checks while calls are in flight (`_check`): when the peer last sent a
         # frame, whether a check is scheduled, the id of the ping in flight.
@@ -113,9 +115,11 @@ class _Link:
             raise
 
     def send(self, kind: int, service: int, method: int, ident: int, message: bytes,
-             tensors: Sequence[Any], before: Sequence[Any] = ()) -> None:
-        """Sends one frame, after the frames `before` (in the same write)."""
-        conn = self._connected()
+             tensors: Sequence[Any], before: Sequence[Any] = (),
+             conn: _Conn | None = None) -> None:
+        """Sends one frame, after the frames `before` (in the same write), on `conn` (by
+        default the link's connection, opened if need be)."""
+        conn = conn or self._connected()
         try:
             conn.send_many([*before, (kind, service, method, ident, message, tensors)])
         except OSError as e:
@@ -126,16 +130,17 @@ class _Link:
     def start(self, service: int, method: Any, mid: int, request: Any, tensors: Sequence[Any],
               done: Done, call_id: int = 0, before: Sequence[Any] = ()) -> int:
         call_id = call_id or next(self._ids)
+        conn = self._connected()
         with self._lock:
             if not self._pending:  # the silence counts from the first call in flight
                 self._last_read = time.monotonic()
-            self._pending[call_id] = (done, method.response)
+            self._pending[call_id] = (done, method.response, conn)
             check, self._checking = not self._checking, True
         if check:
             TIMERS.add(_check_interval(), self._check)
         try:
             self.send(REQUEST, service, mid, call_id, request.SerializeToString(), tensors,
-                      before)
+                      before, conn)
         except BaseException:
             with self._lock:
                 self._pending.pop(call_id, None)
@@ -168,7 +173,7 @@ class _Link:
                     entry = self._pending.pop(call_id, None)
                 if entry is None:
                     continue  # timed out on our side
-                done, response_type = entry
+                done, response_type, _ = entry
                 try:
                     if kind == REPLY:
                         done(response_type.FromString(message), tensors, None)
@@ -182,12 +187,7 @@ class _Link:
     def _refused(self, conn: _Conn, error: BaseException) -> None:
         """The task refused this process's credentials (and closes the connection): every
         call sent on it gets the refusal; the next call opens a new connection."""
-        with self._lock:
-            if self._conn is conn:
-                self._conn = None
-            pending, self._pending = self._pending, {}
-        conn.close()
-        for done, _ in pending.values():
+        for done in self._drop(conn):
             done(None, [], error)
 
     def _check(self) -> None:
@@ -224,16 +224,23 @@ class _Link:
             pass  # the link broke: its calls have failed already
 
     def _broken(self, conn: _Conn, e: BaseException | None, message: str = "") -> None:
-        with self._lock:
-            if self._conn is conn:
-                self._conn = None
-            pending, self._pending = self._pending, {}
-        conn.close()
         err = errors.UnavailableError(None, None, message or (
             f"Task {self.name} is unavailable: the connection to {self.address} broke "
             f"({e}); it stopped or crashed."))
-        for done, _ in pending.values():
+        for done in self._drop(conn):
             done(None, [], err)
+
+    def _drop(self, conn: _Conn) -> list[Done]:
+        """Closes `conn` (the next call opens a new connection) and returns the callbacks of
+        the calls sent on it. Its reader notices the close late (after a new connection may
+        carry calls), so only `conn`'s own calls are taken."""
+        with self._lock:
+            if self._conn is conn:
+                self._conn = None
+            mine = [i for i, entry in self._pending.items() if entry[2] is conn]
+            dropped = [self._pending.pop(i)[0] for i in mine]
+        conn.close()
+        return dropped
 
     def close(self) -> None:
         with self._lock:
