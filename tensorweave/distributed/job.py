@@ -204,8 +204,12 @@ class JobEndWatch:
         with self._lock:
             h = self._health.get(owner)
             answered = None if h is None else h.incarnation
-        stale = [x for x in handles if answered is not None
-                 and incarnation_of(x) not in (None, answered)]
+        # The owner's live incarnation: what it answered, else that of the newest session it
+        # opened here (a process that opened a session after it replaced the older one).
+        newest = self._worker.newest_session(owner)
+        live = answered if answered is not None else incarnation_of(newest or "")
+        stale = [x for x in handles if live is not None
+                 and incarnation_of(x) not in (None, live)]
         if stale:
             log.warning("%s: job done; %s restarted since it opened session(s) %s: closing "
                         "them", self.task, owner, stale)

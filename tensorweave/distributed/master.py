@@ -298,23 +298,23 @@ class MasterService:
                     f"ConfigProto.operation_timeout_in_ms or {knobs.SESSION_DEADLINE_SECS.name}).",
                     # a step is waiting: notice a task within 0.25 s of its start
                     backoff=Backoff(cap=0.25), error=_unavailable, first_log_s=3.0)
-        missing = list(tasks)
+        why: dict[str, str] = {t: "" for t in tasks}  # task -> its last failure
         while True:
-            missing = [t for t in missing if not self._alive(t)]
-            if not missing:
+            why = {t: reason for t in why if (reason := self._probe(t)) is not None}
+            if not why:
                 return
+            said = "; ".join(f"{t} ({reason})" for t, reason in why.items())
             if wait.should_log():  # not in the first 3 s: tasks may be starting
-                log.warning("Session still waiting for tasks: %s", ", ".join(missing))
-            wait.pause(f"tasks {', '.join(missing)} did not answer")
+                log.warning("Session still waiting for tasks: %s", said)
+            wait.pause(f"tasks {said} did not answer")
 
-    def _alive(self, task: str) -> bool:
+    def _probe(self, task: str) -> str | None:
+        """None if `task` answers GetStatus within 1 s, else why not (for the messages)."""
         try:
             self.worker(task).call("get_status", pb.GetStatusRequest(), timeout=1.0)
-            return True
-        except errors.UnavailableError:
-            return False
-        except errors.DeadlineExceededError:
-            return False
+            return None
+        except (errors.UnavailableError, errors.DeadlineExceededError) as e:
+            return e.message.splitlines()[0] if e.message else type(e).__name__
 
     # ---- service methods ----------------------------------------------------------
     def create_session_from_graph(self, graph: Graph, config: ConfigProto | None) -> str:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 import tensorweave.runtime.sendrecv_ops  # noqa: F401 - registers _Send/_Recv for partitions
+from tensorweave.distributed.job import owner_of
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
@@ -75,6 +76,9 @@ class WorkerService:
         self._libraries: dict[str, FunctionLibrary] = {}
         self._handles = itertools.count(1)
         self._sessions: set[str] = set()
+        # Each session owner's newest session (by its first graph here): a task restarted
+        # since it opened an older one is known without asking it (distributed/job.py).
+        self._newest: dict[str, str] = {}
         self._active_steps: dict[int, StepState] = {}
         self.job_done_event = threading.Event()
         self.sessions_changed = threading.Condition(self._lock)
@@ -104,6 +108,9 @@ class WorkerService:
         handle = f"{req.session_handle}/g{next(self._handles)}"
         with self._lock:
             self._graphs[handle] = _Registered(handle, req.session_handle, graph, executor)
+            if req.session_handle not in self._sessions:
+                self._newest[owner_of(req.session_handle) or req.session_handle] = \
+                    req.session_handle
             self._sessions.add(req.session_handle)
         return pb.RegisterGraphResponse(graph_handle=handle), []
 
@@ -233,6 +240,11 @@ class WorkerService:
     def open_sessions(self) -> list[str]:
         with self._lock:
             return sorted(self._sessions)
+
+    def newest_session(self, owner: str) -> str | None:
+        """The session `owner` (a task name) opened here last, open or closed."""
+        with self._lock:
+            return self._newest.get(owner)
 
     def reset(self, req: pb.ResetRequest,
               tensors: Tensors = ()) -> tuple[pb.ResetResponse, Tensors]:

@@ -170,13 +170,13 @@ def test_session_creation_and_a_session_s_tasks_share_one_default(clock, monkeyp
     assert session_deadline.DEFAULT_SESSION_DEADLINE_SECS is DEFAULT_WAIT_SECS
     assert ClusterWait("grpc://w0:2222").deadline_secs == DEFAULT_WAIT_SECS
     # A step's wait for its tasks, with no timeout of its own: the same default.
-    master = SimpleNamespace(_alive=lambda task: task != "/job:ps/replica:0/task:1")
+    master = SimpleNamespace(_probe=lambda task: "refused" if task.endswith("task:1") else None)
     with pytest.raises(tf.errors.UnavailableError) as info:
         MasterService.wait_for_tasks(master, ["/job:ps/replica:0/task:0",
                                               "/job:ps/replica:0/task:1"], None)
     text = str(info.value)
     assert f"deadline {DEFAULT_WAIT_SECS:g}s" in text and clock.now - 1000.0 == DEFAULT_WAIT_SECS
-    assert "tasks /job:ps/replica:0/task:1 did not answer" in text
+    assert "tasks /job:ps/replica:0/task:1 (refused) did not answer" in text
     assert "task:0" not in text and "operation_timeout_in_ms" in text
 
 

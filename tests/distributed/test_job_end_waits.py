@@ -139,6 +139,28 @@ def test_sessions_an_earlier_incarnation_of_a_worker_opened_are_closed_at_once(
     assert _poll(watch, 30)
 
 
+def test_a_session_left_by_a_worker_that_restarted_and_finished_does_not_hold_the_ps(
+        lossy_cluster, caplog):
+    # A worker killed mid-job left its session open; its restart opened a newer one,
+    # finished, closed it and exited. The ps cannot ask the worker (nothing serves its
+    # port), but the newer session says the old process is gone: no silence to wait out.
+    ps = lossy_cluster.servers[("ps", 0)]
+    gone = "/job:worker/replica:0/task:1"  # no session of its own in this cluster
+    stale, restarted = "worker.1.s1.i1a2b", "worker.1.s1.i3c4d"
+    for handle in (stale, restarted):
+        ps.worker.register_graph(pb.RegisterGraphRequest(session_handle=handle))
+    ps.worker.close_session(pb.CloseWorkerSessionRequest(session_handle=restarted))
+    assert ps.worker.newest_session(gone) == restarted
+    lost = lossy.Rule("call", match="get_status", task=gone, drop=True)
+    lossy.LOSSY.rules = [lost]
+    watch = JobEndWatch(ps.task, ps.worker, ps.peer, enabled=True, grace_secs=120.0)
+    ps.worker.job_done(pb.JobDoneRequest(reason="test"))
+    caplog.set_level(logging.INFO, "tensorweave.job")
+    assert watch.finished()  # at once: no health check needed
+    assert not lost.hits and ps.worker.open_sessions() == []
+    assert f"{gone} restarted since it opened session(s) ['{stale}']" in caplog.text
+
+
 @pytest.mark.slow
 def test_a_close_that_could_not_reach_the_ps_is_sent_again(lossy_cluster, caplog):
     # A worker that re-creates its session after a cut closed the old one while the ps
