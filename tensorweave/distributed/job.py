@@ -11,7 +11,10 @@ TF 1.x's parameter servers block in `server.join()` forever. Here:
    program. A worker's sessions are closed when that worker is gone: silent
    across several health checks for TENSORWEAVE_JOB_END_SILENCE_SECS (one lost
    call is no death: a worker cut off for a while comes back and finishes);
-   after `done_grace_secs` open sessions are given up on.
+   after `done_grace_secs` open sessions are given up on. A chief or worker of the
+   ClusterSpec that never opened a session here is given
+   TENSORWEAVE_JOB_END_LATE_WORKER_SECS to do so: started late, it finds the job
+   finished (its model ready, its last step reached) and exits 0.
 
 Set TENSORWEAVE_NOTIFY_JOB_DONE=0 to keep TF's behaviour (the ps never exits).
 """
@@ -146,6 +149,8 @@ class JobEndWatch:
             master that opened a session still answers).
         enabled: False keeps TF's behaviour (join() blocks until stop()).
         grace_secs: after the job is done, how long open sessions may keep it.
+        trainers: the cluster's chief and worker tasks: those that never opened a
+            session here are waited for a while (TENSORWEAVE_JOB_END_LATE_WORKER_SECS).
 
     Example:
         >>> watch = JobEndWatch(server.task, server.worker, server.peer, True, 60.0)
@@ -154,8 +159,10 @@ class JobEndWatch:
     """
 
     def __init__(self, task: str, worker: Any, peer: Callable[[str], Any], enabled: bool,
-                 grace_secs: float) -> None:
+                 grace_secs: float, trainers: tuple[str, ...] = ()) -> None:
         self.task, self._worker, self._peer = task, worker, peer
+        self._trainers = tuple(t for t in trainers if t != task)
+        self._late_said = False
         self._enabled, self._grace = enabled, grace_secs
         self._done_at: float | None = None
         self._silence = grace_secs
@@ -184,7 +191,7 @@ class JobEndWatch:
         still_open = [h for owner, handles in by_owner.items()
                       for h in self._still_open(owner, handles, now)]
         if not still_open:
-            return True
+            return not self._late_workers(now)
         assert self._wait is not None
         if self._wait.expired():
             log.warning("%s: job done; giving up on %d open session(s) after %.0fs: %s",
@@ -195,6 +202,21 @@ class JobEndWatch:
                      "left)", self.task, len(still_open),
                      sorted({owner_of(h) or h for h in still_open}), self._wait.remaining())
         return False
+
+    def _late_workers(self, now: float) -> list[str]:
+        """The cluster's trainers that never opened a session here, while the window for
+        them (from the job's end) lasts: a worker still starting when the chief finished
+        would otherwise find no ps and fail after its session deadline."""
+        assert self._done_at is not None
+        window = min(knobs.JOB_END_LATE_WORKER_SECS.get(), self._grace)
+        if now - self._done_at >= window:
+            return []
+        late = [t for t in self._trainers if self._worker.newest_session(t) is None]
+        if late and not self._late_said:
+            self._late_said = True
+            log.info("%s: job done; serving %.0fs more for %s, which never opened a session "
+                     "here (a late start finds the job finished)", self.task, window, late)
+        return late
 
     def _still_open(self, owner: str, handles: list[str], now: float) -> list[str]:
         """Checks `owner` when due; returns its sessions that stay open (none once it is

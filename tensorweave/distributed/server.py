@@ -154,8 +154,10 @@ class Server:
         tasks = {j: self._cluster.task_indices(j) for j in self._cluster.jobs}
         self.master = MasterService(tasks, job, index, self.peer,
                                     self._server_def.default_session_config, self.worker)
+        trainers = tuple(task_name(j, i) for j in ("chief", "master", "worker")
+                         if j in self._cluster.jobs for i in self._cluster.task_indices(j))
         self._job_end = JobEndWatch(self.task, self.worker, self.peer, exit_when_done,
-                                    done_grace_secs)
+                                    done_grace_secs, trainers)
         self._listeners: list[Any] = []
         self._stopped = threading.Event()
         self._started = False

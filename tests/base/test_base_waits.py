@@ -189,7 +189,7 @@ def test_one_rule_for_how_long_a_wait_for_the_cluster_lasts(clock, monkeypatch):
     assert waits.cluster_wait_secs(2.5) == waits.cluster_wait_secs() == 7.0
     assert session_deadline.session_deadline_secs(tf.ConfigProto(operation_timeout_in_ms=9)) \
         == 7.0
-    master = SimpleNamespace(_alive=lambda task: False)
+    master = SimpleNamespace(_probe=lambda task: "refused")
     with pytest.raises(tf.errors.UnavailableError, match=f"deadline 7s.*{env}"):
         MasterService.wait_for_tasks(master, ["/job:ps/replica:0/task:0"], 2.5)
     monkeypatch.setenv(env, "soon")

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tensorweave.base import knobs
+from tensorweave.base import knob_types, knobs
 from suite_paths import REPO_ROOT
 
 ROOT = str(REPO_ROOT)
@@ -27,7 +27,7 @@ def env(monkeypatch):
     for k in knobs.all_knobs():
         for name in (k.name, *(a.name for a in k.aliases)):
             monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(knobs, "_WARNED", set())
+    monkeypatch.setattr(knob_types, "_WARNED", set())
     return monkeypatch
 
 

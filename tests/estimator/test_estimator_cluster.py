@@ -57,8 +57,7 @@ def test_estimator_sample_on_chief_ps_worker_and_evaluator(tmp_path):
     accuracy, step = float(found[-1][0]), int(found[-1][1])
     # 300 asynchronous Adam steps of two trainers: 0.87-0.96 over 40 runs here (the
     # trainers' interleaving varies); a model that did not learn scores ~0.1.
-    # The program's own evaluate() after train_and_evaluate reads the newest checkpoint:
-    # the chief's final save may be of step 301 although the evaluator stopped at 300.
+    # The program's last evaluate() may read the chief's final save, of step 301.
     assert int(final[0]) <= step <= 301 and accuracy >= 0.85, found
     # both trainers trained between-graph on the same variables: one global step in all
     assert tf.train.load_variable(str(model_dir), "global_step") == step
