@@ -1,0 +1,51 @@
+"""A worker that starts after a short job ended finds the job finished (issue 32).
+
+The chief can finish a short job before a slow worker (a pod scheduled late, an
+import on a loaded machine) has even started. Its ps then keeps serving, for
+TENSORWEAVE_JOB_END_LATE_WORKER_SECS, the cluster's trainers that never opened a
+session on it: the late worker meets a finished model (its last step reached),
+ends cleanly, and the ps exits after it. Before, the ps exited at once and the late
+worker waited out its session deadline for a ps that was gone, then failed.
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tensorweave.testing.cluster import LocalCluster, cluster_dict
+
+
+def _trainer(tmp_path, late: bool = False) -> list[str]:
+    program = [sys.executable, "-m", "tensorweave.testing.fault_trainer", "--checkpoint_dir",
+               str(tmp_path / "ckpt"), "--last_step", "20", "--save_steps", "10"]
+    if not late:
+        return program
+    # Starts once the chief's final checkpoint is written, and a moment more: after the
+    # chief's program ended and told the ps the job is done.
+    final = tmp_path / "ckpt" / "model.ckpt-20.index"
+    return ["sh", "-c", f'while [ ! -e "{final}" ]; do sleep 0.1; done; sleep 1; exec "$@"',
+            "late-worker", *program]
+
+
+@pytest.mark.slow
+def test_a_worker_that_starts_after_the_chief_finished_exits_0(tmp_path):
+    spec = cluster_dict(1, 1, {"chief": 1})
+    programs = {"chief": _trainer(tmp_path), "worker": _trainer(tmp_path, late=True)}
+    lc = LocalCluster(spec=spec, programs=programs)
+    try:  # each task started, none waited for: the late one listens only once it starts
+        for job in ("ps", "chief", "worker"):
+            lc.start_task(job, 0)
+        chief_code = lc.procs[("chief", 0)].wait(120)
+        codes = lc.wait(120)
+    finally:
+        lc.stop()
+    ps_log, worker_log = lc.output("ps", 0), lc.output("worker", 0)
+    assert chief_code == 0, lc.output("chief", 0)[-2000:]
+    assert codes == {("ps", 0): 0, ("chief", 0): 0, ("worker", 0): 0}, \
+        (codes, ps_log[-2000:], worker_log[-2000:])
+    # It came up after the chief's last step, found the model there, and stopped (after at
+    # most one step of its own, as StopAtStepHook does in TF).
+    steps = [int(line.split()[1]) for line in worker_log.splitlines() if line.startswith("step")]
+    assert "session at step 2" in worker_log and len(steps) <= 1, worker_log[-2000:]
+    assert "done worker:0" in worker_log
