@@ -152,8 +152,9 @@ JOB_END_SILENCE_SECS = _declare(_CLUSTER, Secs(
         "server's done_grace_secs."))
 JOB_END_LATE_WORKER_SECS = _declare(_CLUSTER, Secs(
     "TENSORWEAVE_JOB_END_LATE_WORKER_SECS", 10.0, minimum=0,
-    doc="Once the job is done, a ps serves this long for chief and worker tasks that never "
-        "opened a session on it: one that starts late finds the job finished, not no ps."))
+    doc="Once the job is done, a ps serves up to this long for worker tasks that never "
+        "opened a session on it and have not exited: one that starts late finds the job "
+        "finished, not no ps."))
 PEER_SILENCE_SECS = _declare(_CLUSTER, Secs(
     "TENSORWEAVE_PEER_SILENCE_SECS", 30.0, minimum=0, exclusive=True,
     doc="A step waiting on a task that answers no health check for this long fails with "

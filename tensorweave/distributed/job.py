@@ -11,8 +11,8 @@ TF 1.x's parameter servers block in `server.join()` forever. Here:
    program. A worker's sessions are closed when that worker is gone: silent
    across several health checks for TENSORWEAVE_JOB_END_SILENCE_SECS (one lost
    call is no death: a worker cut off for a while comes back and finishes);
-   after `done_grace_secs` open sessions are given up on. A chief or worker of the
-   ClusterSpec that never opened a session here is given
+   after `done_grace_secs` open sessions are given up on. A worker (not the chief)
+   of the ClusterSpec that never opened a session here, and has not exited, is given
    TENSORWEAVE_JOB_END_LATE_WORKER_SECS to do so: started late, it finds the job
    finished (its model ready, its last step reached) and exits 0.
 
@@ -78,6 +78,9 @@ def notify_job_done(master_target: str, jobs: tuple[str, ...] = ("ps",),
 CHECKS_BEFORE_GONE = 3
 """A silent worker is declared gone only after this many failed health checks (one
 lost call, or one slow answer, never ends a session)."""
+
+LATE_PROBE_SECS = 0.5
+"""How often, and how long, the job's end asks a late trainer whether it still runs."""
 
 CHECK_TIMEOUT_SECS = 2.0
 """How long one health check (a `get_status` call) may take before it counts as failed."""
@@ -149,7 +152,7 @@ class JobEndWatch:
             master that opened a session still answers).
         enabled: False keeps TF's behaviour (join() blocks until stop()).
         grace_secs: after the job is done, how long open sessions may keep it.
-        trainers: the cluster's chief and worker tasks: those that never opened a
+        trainers: the cluster's workers (not the chief): those that never opened a
             session here are waited for a while (TENSORWEAVE_JOB_END_LATE_WORKER_SECS).
 
     Example:
@@ -163,6 +166,9 @@ class JobEndWatch:
         self.task, self._worker, self._peer = task, worker, peer
         self._trainers = tuple(t for t in trainers if t != task)
         self._late_said = False
+        self._answered: set[str] = set()   # late trainers seen alive (their server answered)
+        self._exited: set[str] = set()     # ... and since gone: no longer waited for
+        self._next_probe = 0.0
         self._enabled, self._grace = enabled, grace_secs
         self._done_at: float | None = None
         self._silence = grace_secs
@@ -206,17 +212,35 @@ class JobEndWatch:
     def _late_workers(self, now: float) -> list[str]:
         """The cluster's trainers that never opened a session here, while the window for
         them (from the job's end) lasts: a worker still starting when the chief finished
-        would otherwise find no ps and fail after its session deadline."""
+        would otherwise find no ps and fail after its session deadline. One whose server
+        answered and then stopped answering has exited: it is not waited for."""
         assert self._done_at is not None
         window = min(knobs.JOB_END_LATE_WORKER_SECS.get(), self._grace)
         if now - self._done_at >= window:
             return []
-        late = [t for t in self._trainers if self._worker.newest_session(t) is None]
+        late = [t for t in self._trainers if t not in self._exited
+                and self._worker.newest_session(t) is None]
+        if late and now >= self._next_probe:
+            self._next_probe = now + LATE_PROBE_SECS
+            for task in late:
+                self._probe_late(task)
+            late = [t for t in late if t not in self._exited]
         if late and not self._late_said:
             self._late_said = True
-            log.info("%s: job done; serving %.0fs more for %s, which never opened a session "
-                     "here (a late start finds the job finished)", self.task, window, late)
+            log.info("%s: job done; serving up to %.0fs more for %s, which never opened a "
+                     "session here (a late start finds the job finished)", self.task, window,
+                     late)
         return late
+
+    def _probe_late(self, task: str) -> None:
+        """One short status call to a late trainer: alive, or gone after being alive."""
+        try:
+            self._peer(task).call("get_status", pb.GetStatusRequest(),
+                                  timeout=LATE_PROBE_SECS)
+            self._answered.add(task)
+        except Exception:  # noqa: BLE001 - any failure: not answering now
+            if task in self._answered:
+                self._exited.add(task)
 
     def _still_open(self, owner: str, handles: list[str], now: float) -> list[str]:
         """Checks `owner` when due; returns its sessions that stay open (none once it is

@@ -154,8 +154,13 @@ class Server:
         tasks = {j: self._cluster.task_indices(j) for j in self._cluster.jobs}
         self.master = MasterService(tasks, job, index, self.peer,
                                     self._server_def.default_session_config, self.worker)
-        trainers = tuple(task_name(j, i) for j in ("chief", "master", "worker")
-                         if j in self._cluster.jobs for i in self._cluster.task_indices(j))
+        # A ps serves workers that start late (a serving worker has no one to wait for);
+        # not the chief, whose end is what ended the job.
+        trainers: tuple[str, ...] = ()
+        if job == "ps" and "worker" in self._cluster.jobs:
+            has_chief = any(j in self._cluster.jobs for j in ("chief", "master"))
+            trainers = tuple(task_name("worker", i) for i in self._cluster.task_indices("worker")
+                             if i or has_chief)  # else worker 0 is the chief
         self._job_end = JobEndWatch(self.task, self.worker, self.peer, exit_when_done,
                                     done_grace_secs, trainers)
         self._listeners: list[Any] = []
