@@ -183,6 +183,9 @@ class JobEndWatch:
         now = time.monotonic()
         if self._done_at is None:
             self._done_at = now
+            # Tasks the chief told before this one were up then: one that stops answering
+            # has exited (it is no late starter to wait for).
+            self._answered |= self._worker.told_at_job_end
             self._silence = min(knobs.JOB_END_SILENCE_SECS.get(), self._grace)
             self._wait = Wait("for the workers' open sessions to close", self._grace,
                               first_log_s=min(5.0, self._grace), log_every_s=10.0)

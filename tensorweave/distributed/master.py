@@ -401,13 +401,19 @@ class MasterService:
 
     def job_done(self, req: pb.JobDoneRequest, tensors: Tensors = ()
                  ) -> tuple[pb.JobDoneResponse, Tensors]:
-        """Tells every task of the given jobs (default "ps") that training ended."""
+        """Tells every task of the given jobs (default "ps") that training ended; the ps
+        tasks last, with the tasks told before them (`JobEndWatch` waits for late workers,
+        not for those that were up then and have exited since)."""
         resp = pb.JobDoneResponse()
-        for job in list(req.jobs) or ["ps"]:
+        jobs = list(req.jobs) or ["ps"]
+        for job in sorted(jobs, key=lambda j: j == "ps"):  # stable: the ps job last
             for i in self.tasks.get(job, []):
                 task = task_name(job, i)
+                told = pb.JobDoneRequest(jobs=req.jobs, reason=req.reason)
+                if job == "ps":
+                    told.told.extend(t for t in resp.notified if not t.startswith("/job:ps/"))
                 try:
-                    self.worker(task).call("job_done", req, timeout=5.0)
+                    self.worker(task).call("job_done", told, timeout=5.0)
                     resp.notified.append(task)
                 except errors.OpError:
                     resp.unreachable.append(task)  # already gone: nothing to tell

@@ -81,6 +81,7 @@ class WorkerService:
         self._newest: dict[str, str] = {}
         self._active_steps: dict[int, StepState] = {}
         self.job_done_event = threading.Event()
+        self.told_at_job_end: set[str] = set()  # tasks told before this one (JobDoneRequest)
         self.sessions_changed = threading.Condition(self._lock)
 
     # ---- status ------------------------------------------------------------------
@@ -232,6 +233,7 @@ class WorkerService:
                  ) -> tuple[pb.JobDoneResponse, Tensors]:
         """Marks the job finished; the server's join() returns once sessions close."""
         log.info("%s: job done (%s)", self.task, req.reason or "training finished")
+        self.told_at_job_end = set(req.told)
         self.job_done_event.set()
         with self._lock:
             self.sessions_changed.notify_all()

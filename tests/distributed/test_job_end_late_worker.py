@@ -10,9 +10,12 @@ worker waited out its session deadline for a ps that was gone, then failed.
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
+from tensorweave.distributed.job import JobEndWatch
+from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 
 
@@ -49,3 +52,33 @@ def test_a_worker_that_starts_after_the_chief_finished_exits_0(tmp_path):
     steps = [int(line.split()[1]) for line in worker_log.splitlines() if line.startswith("step")]
     assert "session at step 2" in worker_log and len(steps) <= 1, worker_log[-2000:]
     assert "done worker:0" in worker_log
+
+
+# ---- in this process: which never-seen workers the ps waits for -----------------------
+WORKER1 = "/job:worker/replica:0/task:1"  # nothing serves it in these clusters
+
+
+def test_a_worker_told_of_the_end_that_has_exited_is_not_waited_for(lossy_cluster):
+    # An in-graph job's serving worker: told by the chief before the ps, then gone.
+    ps = lossy_cluster.servers[("ps", 0)]
+    watch = JobEndWatch(ps.task, ps.worker, ps.peer, True, 120.0, trainers=(WORKER1,))
+    ps.worker.job_done(pb.JobDoneRequest(reason="test", told=[WORKER1]))
+    start = time.monotonic()
+    while not watch.finished():
+        assert time.monotonic() - start < 5, "the ps waited for a worker that had exited"
+        time.sleep(0.2)
+
+
+def test_a_worker_not_told_of_the_end_is_waited_for_within_the_window(lossy_cluster,
+                                                                      monkeypatch):
+    # Not told: it may still be starting. The ps serves it for the window, then ends.
+    monkeypatch.setenv("TENSORWEAVE_JOB_END_LATE_WORKER_SECS", "2")
+    ps = lossy_cluster.servers[("ps", 0)]
+    watch = JobEndWatch(ps.task, ps.worker, ps.peer, True, 120.0, trainers=(WORKER1,))
+    ps.worker.job_done(pb.JobDoneRequest(reason="test"))
+    start = time.monotonic()
+    assert not watch.finished()
+    while not watch.finished():
+        assert time.monotonic() - start < 10, "the window did not end"
+        time.sleep(0.2)
+    assert time.monotonic() - start >= 1.5

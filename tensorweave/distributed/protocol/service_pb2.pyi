@@ -307,18 +307,26 @@ class JobDoneRequest(_message.Message):
 
     JOBS_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    TOLD_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
     @_builtins.property
     def jobs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def told(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Set by the master for the ps tasks, told last: the tasks it told before them (their
+        servers were up at the job's end; one that stops answering has exited).
+        """
+
     def __init__(
         self,
         *,
         jobs: _abc.Iterable[_builtins.str] | None = ...,
         reason: _builtins.str = ...,
+        told: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["jobs", b"jobs", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jobs", b"jobs", "reason", b"reason", "told", b"told"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
