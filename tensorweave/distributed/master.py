@@ -402,16 +402,14 @@ class MasterService:
     def job_done(self, req: pb.JobDoneRequest, tensors: Tensors = ()
                  ) -> tuple[pb.JobDoneResponse, Tensors]:
         """Tells every task of the given jobs (default "ps") that training ended; the ps
-        tasks last, with the tasks told before them (`JobEndWatch` waits for late workers,
-        not for those that were up then and have exited since)."""
+        tasks last, with the tasks told before them (for `JobEndWatch`'s late workers)."""
         resp = pb.JobDoneResponse()
         jobs = list(req.jobs) or ["ps"]
         for job in sorted(jobs, key=lambda j: j == "ps"):  # stable: the ps job last
             for i in self.tasks.get(job, []):
                 task = task_name(job, i)
-                told = pb.JobDoneRequest(jobs=req.jobs, reason=req.reason)
-                if job == "ps":
-                    told.told.extend(t for t in resp.notified if not t.startswith("/job:ps/"))
+                told = pb.JobDoneRequest(jobs=req.jobs, reason=req.reason, told=[
+                    t for t in resp.notified if job == "ps" and not t.startswith("/job:ps/")])
                 try:
                     self.worker(task).call("job_done", told, timeout=5.0)
                     resp.notified.append(task)
