@@ -24,7 +24,7 @@ Figures per case:
                  restarted ps, or chief, restores the last checkpoint, as in TF)
   exit codes     every task's, after the job (0 everywhere but the chief of the last case)
 
-    .venv/bin/python -m bench.faults [--at-step 20] [--last-step 60] [--cases "ps killed,ps frozen 10s"]
+    .venv/bin/python -m bench.faults [--at-step 20] [--cases "ps killed,ps frozen 10s"]
 """
 from __future__ import annotations
 
