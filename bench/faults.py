@@ -39,7 +39,8 @@ import time
 from typing import Any
 
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
-from tensorweave.testing.faults import RESUME_PATTERN, Fault, FaultInjector, StepWatch
+from tensorweave.testing.faults import (RESUME_PATTERN, Fault, FaultInjector, StepWatch,
+                                        run_job)
 
 CASES = ["ps killed", "chief killed", "worker killed", "ps frozen 10s", "sync worker lost"]
 _FREEZE_S = 10.0
@@ -68,15 +69,8 @@ def _kill_case(victim: str, args: argparse.Namespace, tmp: str) -> dict[str, Any
     program = _program(os.path.join(tmp, "ckpt"), args, sync=False)
     lc = LocalCluster(spec=spec, programs={"chief": program, "worker": program})
     job = {"ps killed": "ps", "chief killed": "chief", "worker killed": "worker"}[victim]
-    injector = FaultInjector(lc, [Fault(job, 0, at_step=args.at_step)]).start()
-    try:
-        lc.start()
-        injector.wait_injected(120)
-        codes = lc.wait(180)
-    finally:
-        injector.join(10)
-        lc.stop()
-    rec = injector.records[0]
+    codes, records = run_job(lc, [Fault(job, 0, at_step=args.at_step)], timeout=180)
+    rec = records[0]
     assert rec.killed_at is not None, rec
     kill_wall = time.time() - (time.monotonic() - rec.killed_at)
     # A lost ps stalls every step; a lost trainer, only its own (the others go on).

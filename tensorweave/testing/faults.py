@@ -219,5 +219,28 @@ class FaultInjector:
             rec.error = e
 
 
+def run_job(cluster: LocalCluster, faults: list[Fault], timeout: float = 150.0,
+            step_pattern: str = STEP_PATTERN) -> tuple[dict[tuple[str, int], int | None],
+                                                       list[FaultRecord]]:
+    """Starts `cluster`'s job with `faults` watched from its first step, waits for every
+    task to exit (`LocalCluster.wait(timeout)`), stops the cluster; returns the exit
+    codes and the injector's records (a fault never injected has its `error` set).
+
+    Example:
+        >>> codes, records = run_job(lc, [Fault("ps", 0, at_step=20)])
+        >>> codes[("ps", 0)], records[0].steps_lost(lc)
+        (0, 3)
+    """
+    injector = FaultInjector(cluster, faults, step_pattern=step_pattern).start()
+    try:
+        cluster.start()
+        injector.wait_injected(120)
+        codes = cluster.wait(timeout)
+    finally:
+        injector.join(10)
+        cluster.stop()
+    return codes, injector.records
+
+
 __all__ = ["Fault", "FaultInjector", "FaultRecord", "RESUME_PATTERN", "STEP_PATTERN",
-           "StepWatch"]
+           "StepWatch", "run_job"]

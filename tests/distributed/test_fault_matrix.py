@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
-from tensorweave.testing.faults import Fault, FaultInjector
+from tensorweave.testing.faults import Fault, run_job
 
 LAST_STEP = 60
 SAVE_STEPS = 5
@@ -42,16 +42,9 @@ def _run_case(tmp_path, victim: str, mode: str, seed: int):
                *MODES[mode]]
     lc = LocalCluster(spec=spec, programs={job: program for job in spec})
     fault = Fault.at_random_step(*VICTIMS[victim], seed=seed, low=6, high=LAST_STEP // 2)
-    injector = FaultInjector(lc, [fault], deadline_secs=120).start()  # watches from step 0
-    try:
-        lc.start()
-        injector.wait_injected(120)
-        codes = lc.wait(150)
-    finally:
-        injector.join(10)
-        lc.stop()
+    codes, records = run_job(lc, [fault], timeout=150)  # the injector watches from step 0
     logs = {f"{job}{i}": lc.output(job, i)[-3000:] for job, i in lc.logs}
-    return fault, injector.records[0], codes, lc, logs
+    return fault, records[0], codes, lc, logs
 
 
 @pytest.mark.slow
