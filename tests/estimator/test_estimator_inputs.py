@@ -101,7 +101,10 @@ def _cnn_model_fn(features, labels, mode):
 
 
 def test_the_layers_tutorial_program(tmp_path):
-    classifier = tf.estimator.Estimator(model_fn=_cnn_model_fn, model_dir=str(tmp_path))
+    # Seeded: unseeded, 400 steps of this CNN scored 0.84 once in CI (0.93-0.95 with seeds
+    # 1-3; with a seed the run is the same every time).
+    classifier = tf.estimator.Estimator(model_fn=_cnn_model_fn, model_dir=str(tmp_path),
+                                        config=tf.estimator.RunConfig(tf_random_seed=1))
     logging_hook = tf.train.LoggingTensorHook(tensors={"probabilities": "softmax_tensor"},
                                               every_n_iter=50)
     train_input_fn = numpy_input_fn(x={"x": X_TRAIN}, y=Y_TRAIN, batch_size=32,
