@@ -47,11 +47,15 @@ _FREEZE_S = 10.0
 _STEP_LINE = re.compile(r"^step (\d+) (\S+) loss \S+ t ([\d.]+)$", re.MULTILINE)
 
 
-def _program(ckpt: str, args: argparse.Namespace, sync: bool, hang_at: str = "") -> list[str]:
-    return [sys.executable, "-m", "tensorweave.testing.fault_trainer", "--checkpoint_dir", ckpt,
-            "--last_step", str(args.last_step), "--save_steps", str(args.save_steps),
-            "--step_secs", str(args.step_secs), "--hang_at", hang_at,
-            *(["--sync"] if sync else [])]
+def _cluster(args: argparse.Namespace, tmp: str, sync: bool = False, hang_at: str = "",
+             env: dict[str, str] | None = None) -> LocalCluster:
+    """1 ps + 1 chief + 1 worker running fault_trainer (not started)."""
+    program = [sys.executable, "-m", "tensorweave.testing.fault_trainer", "--checkpoint_dir",
+               os.path.join(tmp, "ckpt"), "--last_step", str(args.last_step), "--save_steps",
+               str(args.save_steps), "--step_secs", str(args.step_secs), "--hang_at", hang_at,
+               *(["--sync"] if sync else [])]
+    return LocalCluster(spec=cluster_dict(1, 1, {"chief": 1}),
+                        programs={"chief": program, "worker": program}, env=env)
 
 
 def _steps_after(lc: LocalCluster, wall: float, task: str = "") -> list[tuple[int, float]]:
@@ -65,9 +69,7 @@ def _steps_after(lc: LocalCluster, wall: float, task: str = "") -> list[tuple[in
 
 
 def _kill_case(victim: str, args: argparse.Namespace, tmp: str) -> dict[str, Any]:
-    spec = cluster_dict(1, 1, {"chief": 1})
-    program = _program(os.path.join(tmp, "ckpt"), args, sync=False)
-    lc = LocalCluster(spec=spec, programs={"chief": program, "worker": program})
+    lc = _cluster(args, tmp)
     job = {"ps killed": "ps", "chief killed": "chief", "worker killed": "worker"}[victim]
     codes, records = run_job(lc, [Fault(job, 0, at_step=args.at_step)], timeout=180)
     rec = records[0]
@@ -81,9 +83,7 @@ def _kill_case(victim: str, args: argparse.Namespace, tmp: str) -> dict[str, Any
 
 
 def _freeze_case(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
-    spec = cluster_dict(1, 1, {"chief": 1})
-    program = _program(os.path.join(tmp, "ckpt"), args, sync=False)
-    lc = LocalCluster(spec=spec, programs={"chief": program, "worker": program})
+    lc = _cluster(args, tmp)
     watch = StepWatch(lc)
     try:
         lc.start()
@@ -105,13 +105,10 @@ def _freeze_case(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
 
 
 def _sync_lost_case(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
-    spec = cluster_dict(1, 1, {"chief": 1})
     # Killed between two steps, holding its sync token (`--hang_at`): killed mid-step, its
     # token could stay queued and, by TF's rules, the chief would train on with it.
-    program = _program(os.path.join(tmp, "ckpt"), args, sync=True,
-                       hang_at=f"worker:0:{args.at_step}")
-    lc = LocalCluster(spec=spec, programs={"chief": program, "worker": program},
-                      env={"TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS": "10"})
+    lc = _cluster(args, tmp, sync=True, hang_at=f"worker:0:{args.at_step}",
+                  env={"TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS": "10"})
     fault = Fault("worker", 0, at_step=args.at_step, restart_after_secs=None)
     injector = FaultInjector(lc, [fault], step_pattern=r"^hanging at step (\d+)").start()
     try:
