@@ -162,8 +162,6 @@ def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpErr
                 why += f"; {SERVER_NAME_ENV} sets the name its certificate must have"
             return refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
                            f"against this process's CA ({why})", TLS_HINT)
-        except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionError) as e:
-            return _closed_in_handshake(who, host, port, e)
         except (ssl.SSLError, OSError) as e:
             if "ALERT" in str(getattr(e, "reason", "")):
                 return _not_accepted(who, e)
@@ -184,18 +182,6 @@ def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpErr
     if not answer and creds.token:
         return refused(errors.PERMISSION_DENIED, who, "wrong auth token", TOKEN_HINT)
     return None
-
-
-def _closed_in_handshake(who: str, host: str, port: int, e: BaseException
-                         ) -> errors.OpError:
-    """A task that closed (or reset) the connection mid-handshake: nothing says it was
-    our credentials, so the error names each cause its log can confirm."""
-    return errors.UnavailableError(
-        None, None, f"Task {who} closed the connection during the TLS handshake at "
-        f"{host}:{port} ({sidechannel.reason(e)}): it may not use TLS (give every task the "
-        "same credentials), may not admit this host (without credentials a task admits "
-        "only its ClusterSpec's hosts; --allow-from adds others), or has "
-        f"{limits.ENV_MAX_CONNECTIONS} connections open; its log names the reason.")
 
 
 def _not_accepted(who: str, e: BaseException) -> errors.OpError:
