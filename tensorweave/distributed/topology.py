@@ -19,7 +19,10 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import socket
+import tempfile
+import time
 from dataclasses import dataclass
 
 __all__ = ["TRAINING_JOBS", "Task", "Topology", "free_ports"]
@@ -53,22 +56,69 @@ class Task:
 
 
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
-    """`n` distinct free TCP ports on `host`.
+    """`n` distinct free TCP ports on `host`, none handed out on this machine lately.
 
-    The sockets are held open together so the ports differ; they are closed
-    before the tasks bind them, so another program could take one in between
-    (rare; the task then fails with "port in use" and the launcher reports it).
+    A port is free when the kernel offers it, but the task that will listen on it binds
+    it only after starting (a second or more). In between, another `free_ports` call on
+    this machine (a second launcher, a concurrent test) could be offered the same port,
+    and two clusters would then share one address: one task fails with "port in use", or
+    worse, a client reaches the other cluster's task. So each port handed out is claimed
+    for `_CLAIM_SECS` in a folder every process of this user shares, and a claimed port is
+    skipped. Programs that do not use `free_ports` are not covered: a port one of them
+    takes in between still fails the task with "port in use".
+
+    Example:
+        >>> a, b = free_ports(2)
+        >>> a != b
+        True
     """
     socks: list[socket.socket] = []
+    ports: list[int] = []
     try:
-        for _ in range(n):
+        for _ in range(n + _MAX_SKIPPED):
             s = socket.socket()
             s.bind((host, 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
+            socks.append(s)  # held until the end: the kernel offers each port once
+            port = s.getsockname()[1]
+            if _claim(port):
+                ports.append(port)
+                if len(ports) == n:
+                    return ports
+        raise OSError(f"Could not find {n} free ports on {host}: {_MAX_SKIPPED} offered ports "
+                      f"were handed out in the last {_CLAIM_SECS} s ({_claims_dir()}).")
     finally:
         for s in socks:
             s.close()
+
+
+# How long a port handed out stays reserved for its task: longer than any task's start.
+_CLAIM_SECS = 120
+_MAX_SKIPPED = 64
+
+
+def _claims_dir() -> str:
+    return os.path.join(tempfile.gettempdir(), f"tensorweave-ports-{os.getuid()}")
+
+
+def _claim(port: int) -> bool:
+    """Claims `port` for `_CLAIM_SECS` (False: another process claimed it within that time).
+
+    One empty file per port; `O_EXCL` makes the claim atomic between processes."""
+    path = os.path.join(_claims_dir(), str(port))
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            if time.time() - os.stat(path).st_mtime < _CLAIM_SECS:
+                return False
+            os.unlink(path)  # an old claim
+        except FileNotFoundError:
+            pass
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False  # another process claimed it just now
+    except OSError:
+        return True  # no shared folder (read-only temp dir): the kernel's word only
+    return True
 
 
 class Topology:

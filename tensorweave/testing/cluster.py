@@ -41,7 +41,7 @@ def _tail(path: str, n: int = 2000) -> str:
         return f.read()[-n:]
 
 
-def _wait_listening(address: str, proc: subprocess.Popen, timeout: float,
+def wait_listening(address: str, proc: subprocess.Popen, timeout: float,
                     log_path: str = "") -> None:
     port = parse_host_port(address)[1]
     wait = Wait(f"for the server of {address} to listen", timeout, error=TimeoutError,
@@ -53,10 +53,47 @@ def _wait_listening(address: str, proc: subprocess.Popen, timeout: float,
                                f"{proc.returncode} before listening:\n{err}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
+                pass
         except OSError:
             pass
+        else:
+            # Something listens; it must be this task, not another process that took the
+            # port before the task could bind it (the task then fails: see above).
+            if _listens(proc.pid, port) is not False:
+                return
         wait.pause()
+
+
+def _listens(pid: int, port: int) -> bool | None:
+    """Whether process `pid` (or a child of it) holds the socket listening on TCP `port`;
+    None where /proc cannot tell (not Linux)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            return None
+        for row in rows:
+            fields = row.split()  # sl local_address rem_address st ... uid timeout inode
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{fields[9]}]")
+    pids = [pid]
+    while pids:
+        p = pids.pop()
+        try:
+            fds = os.listdir(f"/proc/{p}/fd")
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                pids += [int(c) for c in f.read().split()]
+        except OSError:
+            continue  # gone, or not ours to read
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{p}/fd/{fd}") in inodes:
+                    return True
+            except OSError:
+                pass
+    return False
 
 
 class LocalCluster:
@@ -133,7 +170,7 @@ class LocalCluster:
 
     def wait_task(self, job: str, index: int, timeout: float = 30) -> None:
         """Waits until (job, index) listens on its port (RuntimeError if it exits first)."""
-        _wait_listening(self.spec[job][index], self.procs[(job, index)], timeout,
+        wait_listening(self.spec[job][index], self.procs[(job, index)], timeout,
                         self.logs[(job, index)][-1])
 
     def kill(self, job: str, index: int) -> None:

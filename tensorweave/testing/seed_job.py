@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from tensorweave.distributed.topology import Task, Topology
+from tensorweave.testing.cluster import wait_listening
 
 
 @dataclass
@@ -28,6 +29,12 @@ class JobResult:
     returncodes: dict[str, int | None] = field(default_factory=dict)
     exit_times: dict[str, float] = field(default_factory=dict)  # seconds after start
     outputs: dict[str, str] = field(default_factory=dict)
+
+
+def _task(name: str) -> Task:
+    """The task a process name such as "worker1" stands for."""
+    job = name.rstrip("0123456789")
+    return Task(job, int(name[len(job):]))
 
 
 class SeedJob:
@@ -53,15 +60,20 @@ class SeedJob:
         return self
 
     def start_task(self, name: str, extra: list[str] | None = None) -> None:
-        job, i = name.rstrip("0123456789"), int(name[len(name.rstrip("0123456789")):])
         path = os.path.join(self._dir, f"{name}-{len(self.logs)}.log")
         self.logs[name] = path
         out = open(path, "w")
-        cmd = [*self.python, self.script, *self.topology.seed_flags(Task(job, i)),
+        cmd = [*self.python, self.script, *self.topology.seed_flags(_task(name)),
                *self.extra, *(extra or [])]
         self.procs[name] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                             env=self.env, cwd=self.cwd)
         out.close()
+
+    def wait_listening(self, name: str, timeout: float = 60) -> None:
+        """Waits until task `name` (e.g. "ps0") listens on its port (RuntimeError if it exits
+        first, TimeoutError after `timeout` s)."""
+        wait_listening(self.topology.address(_task(name)), self.procs[name], timeout,
+                       self.logs[name])
 
     def output(self, name: str) -> str:
         with open(self.logs[name]) as f:

@@ -232,12 +232,12 @@ def test_a_test_cluster_s_wait_for_a_server_names_the_address(tmp_path):
     import sys
 
     from tensorweave.distributed.topology import free_ports
-    from tensorweave.testing.cluster import _wait_listening
+    from tensorweave.testing.cluster import wait_listening
     address = f"localhost:{free_ports(1)[0]}"   # nothing listens there
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         with pytest.raises(TimeoutError, match=f"waiting for the server of {address} to listen"):
-            _wait_listening(address, proc, timeout=0.2, log_path=str(tmp_path / "log"))
+            wait_listening(address, proc, timeout=0.2, log_path=str(tmp_path / "log"))
     finally:
         proc.kill()
         proc.wait()

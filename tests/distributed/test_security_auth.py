@@ -7,8 +7,6 @@ there): everything here is beyond TF, opt-in through the TENSORWEAVE_TLS_* /
 TENSORWEAVE_AUTH_TOKEN_FILE variables.
 """
 import re
-import socket
-import time
 
 import numpy as np
 import pytest
@@ -48,18 +46,6 @@ def client_credentials():
     C.set_default(None)
 
 
-def _wait_listening(address, timeout=60):
-    port = int(address.rsplit(":", 1)[1])
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(address)
-
-
 def _read_variable(target, creds, set_default):
     """Creates a session on `target` with `creds` and reads a ps variable (the graph is
     built fresh each time so the master really creates a session)."""
@@ -90,7 +76,7 @@ def _train_while_strangers_knock(tmp_path, env, strangers, set_default, transpor
     try:
         job.start()
         ps = job.topology.address(job.topology.tasks[0])
-        _wait_listening(ps)
+        job.wait_listening("ps0")
         for creds, error, words in strangers:
             _assert_refused(f"grpc://{ps}", creds, set_default, error, *words)
         result = job.wait(240)
