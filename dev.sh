@@ -18,6 +18,11 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q -e ".[test]"
   touch "$stamp"
 fi
+# Bytecode: each test starts task processes, and each imports tensorweave's ~575 modules; with
+# no __pycache__ every one compiles them all again (1.0 s of CPU each, 0.45 s from .pyc: the
+# suite spent half its CPU there). Images often set PYTHONDONTWRITEBYTECODE=1; this clone's
+# __pycache__ folders (ignored by git) are written anyway.
+unset PYTHONDONTWRITEBYTECODE
 # The fast checks `test` runs before pytest (a few seconds; mypy keeps a cache):
 # import layers (contracts in pyproject.toml), ruff, mypy, sizes, ops/ modules, TENSORWEAVE_*
 # variables read only by tensorweave/base/knobs.py, docs/configuration.md generated from it.
