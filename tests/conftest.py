@@ -8,21 +8,21 @@ test makes to os.environ is undone after it (`restored_environ`). Also:
     graph         a new `tf.Graph` installed as default for the test; yields it
 
 Clusters (every server on loopback). The shape is 1 ps + 2 workers, or that of
-`@pytest.mark.cluster_shape(ps=2, workers=1)` on the test (or its module's pytestmark):
-    inprocess_cluster   new ps + worker `Server`s in this process, stopped after the test;
-                        yields (spec, servers) where servers maps (job, index) -> Server.
-                        With `@pytest.mark.every_transport` the test runs once per
-                        registered transport, the servers built with `protocol=` it
-                        ("tcp" and "unix" cross real sockets even in one process)
+`@pytest.mark.cluster_shape(ps=2, workers=1)` on the test (or its module's pytestmark).
+A test that asks for one of these runs once per registered transport
+(`transport.registry.names()`: "grpc", "inprocess", "tcp", "unix"), its id ending in the
+name, or over those its `@pytest.mark.transports("grpc", "tcp", why="...")` names:
+    inprocess_cluster   new ps + worker `Server`s in this process, built with `protocol=`
+                        the transport ("tcp" and "unix" cross real sockets even in one
+                        process), stopped after the test; yields (spec, servers) where
+                        servers maps (job, index) -> Server
     local_cluster       server processes (a LocalCluster) started once per session and
-                        lent to each test with its state cleared (`cluster_pool.ClusterPool`:
-                        no variable, queue or table of an earlier test, no open session);
-                        a test may not kill or stop its tasks (start a LocalCluster of its
-                        own for that)
-    net                 the same, reached over each registered transport in turn
-                        (`transport.registry.names()`: "grpc", "inprocess", "tcp", "unix";
-                        parametrised, TENSORWEAVE_TRANSPORT set for the test): one test body
-                        runs against every transport; `net.transport` names the current one
+                        transport and lent to each test with its state cleared
+                        (`cluster_pool.ClusterPool`: no variable, queue or table of an
+                        earlier test, no open session); TENSORWEAVE_TRANSPORT is set for the
+                        test, so this process's sessions use the transport too;
+                        `.transport` names it. A test may not kill or stop its tasks (start
+                        a LocalCluster of its own for that). `net` is its older name
 
 Several hosts on one machine (root and `ip netns` needed, else skipped with the reason):
     netns_bed           one `NetnsBed` per test module: hosts "ps0", "worker0", "worker1",
@@ -71,10 +71,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """`every_transport` tests: one run per registered transport name (their servers')."""
-    if "inprocess_cluster" in metafunc.fixturenames and \
-            metafunc.definition.get_closest_marker("every_transport"):
-        metafunc.parametrize("inprocess_cluster", transports(), indirect=True)
+    """A test with a cluster fixture runs once per registered transport, or per transport
+    its `@pytest.mark.transports(*names, why=...)` names (`why` says what rules out the
+    others, e.g. a program in another process cannot use "inprocess")."""
+    for name in ("inprocess_cluster", "local_cluster"):
+        if name in metafunc.fixturenames:  # also when asked for through `net`
+            metafunc.parametrize(name, _transports_of(metafunc.definition), indirect=True)
+
+
+def _transports_of(test: pytest.Item) -> list[str]:
+    marker = test.get_closest_marker("transports")
+    if marker is None:
+        return transports()
+    unknown = set(marker.args) - set(transports())
+    if unknown or not marker.args or not marker.kwargs.get("why"):
+        raise pytest.UsageError(
+            f"{test.nodeid}: @pytest.mark.transports takes registered names "
+            f"({transports()}; {sorted(unknown)} are not) and why=\"what rules out the others\".")
+    return [t for t in transports() if t in marker.args]
 
 
 @pytest.fixture(autouse=True)
@@ -130,8 +144,8 @@ def _shape(request: pytest.FixtureRequest) -> tuple[int, int]:
 @pytest.fixture
 def inprocess_cluster(request: pytest.FixtureRequest) -> Iterator[tuple[dict, dict]]:
     ps, workers = _shape(request)
-    # The Server's default protocol, as a TF program that names none gets; or the
-    # every_transport run's.
+    # The test's transport (pytest_generate_tests); the Server's default protocol, as a TF
+    # program that names none gets, where the fixture is used unparametrised.
     with InProcessCluster(ps, workers, protocol=getattr(request, "param", None)) as c:
         yield c.spec, dict(c.servers)
 
@@ -161,20 +175,21 @@ def cluster_pool() -> Iterator[ClusterPool]:
 
 
 @pytest.fixture
-def local_cluster(request: pytest.FixtureRequest, cluster_pool: ClusterPool) -> LocalCluster:
-    """Server processes on the default transport, as a TF program's `Server`s get."""
-    ps, workers = _shape(request)
-    return cluster_pool.lend(registry.DEFAULT, ps, workers)
-
-
-@pytest.fixture(params=transports())
-def net(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
-        monkeypatch: pytest.MonkeyPatch) -> Any:
-    """1 ps + 2 workers reached over one transport; this process's sessions use it too."""
-    monkeypatch.setenv(registry.ENV, request.param)
-    c = cluster_pool.lend(request.param, *_shape(request))
-    c.transport = request.param
+def local_cluster(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
+                  monkeypatch: pytest.MonkeyPatch) -> LocalCluster:
+    """Server processes reached over one transport (each registered one in turn: the test
+    is parametrised); this process's sessions use it too; `.transport` names it."""
+    transport = getattr(request, "param", registry.DEFAULT)
+    monkeypatch.setenv(registry.ENV, transport)
+    c = cluster_pool.lend(transport, *_shape(request))
+    c.transport = transport
     return c
+
+
+@pytest.fixture
+def net(local_cluster: LocalCluster) -> LocalCluster:
+    """The older name of `local_cluster`."""
+    return local_cluster
 
 
 NETNS_HOSTS = ("ps0", "worker0", "worker1", "proxy", "outsider")

@@ -203,7 +203,7 @@ class WorkerService:
     def push_tensors(self, req: pb.PushTensorsRequest, tensors: Tensors = ()
                      ) -> tuple[pb.PushTensorsResponse, Tensors]:
         """`deliver` as a service method, for transports that only make calls (gRPC)."""
-        self.rendezvous.send_many(req.step_id, zip(req.rendezvous_key, tensors))
+        self.deliver(req.step_id, list(zip(req.rendezvous_key, tensors)))
         return pb.PushTensorsResponse(), []
 
     # ---- step / session lifecycle ------------------------------------------------

@@ -59,6 +59,9 @@ def test_in_graph_starts_its_own_cluster_and_reaches_95_percent(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.cluster_shape(ps=2, workers=2)
+@pytest.mark.transports("grpc", "tcp", "unix",
+                        why="the program runs in a process of its own: 'inprocess' reaches "
+                            "only the servers of the process it runs in")
 def test_in_graph_against_a_running_cluster_of_bare_servers(tmp_path, local_cluster):
     cluster = local_cluster
     ps, workers = (",".join(cluster.spec[j]) for j in ("ps", "worker"))

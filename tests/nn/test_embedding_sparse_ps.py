@@ -17,8 +17,7 @@ import pytest
 
 import tensorweave as tf
 
-pytestmark = [pytest.mark.usefixtures("graph"), pytest.mark.cluster_shape(ps=2, workers=1),
-              pytest.mark.every_transport]
+pytestmark = [pytest.mark.usefixtures("graph"), pytest.mark.cluster_shape(ps=2, workers=1)]
 
 OPTIMIZERS = {
     "adagrad": lambda: tf.train.AdagradOptimizer(0.5),

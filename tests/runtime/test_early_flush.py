@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-pytestmark = [pytest.mark.usefixtures("fresh_graph"), pytest.mark.cluster_shape(ps=1, workers=1),
-              pytest.mark.every_transport]
+pytestmark = [pytest.mark.usefixtures("fresh_graph"), pytest.mark.cluster_shape(ps=1, workers=1)]
 
 
 def _round_trip(servers, trailing):

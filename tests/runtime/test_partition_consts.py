@@ -7,8 +7,7 @@ import pytest
 
 import tensorweave as tf
 
-pytestmark = [pytest.mark.usefixtures("graph"), pytest.mark.cluster_shape(ps=1, workers=1),
-              pytest.mark.every_transport]
+pytestmark = [pytest.mark.usefixtures("graph"), pytest.mark.cluster_shape(ps=1, workers=1)]
 
 
 def _partitions(md):
