@@ -25,18 +25,26 @@ added 1000, 2000 and 1000 threads (RSS 89, 129, 111 MiB from 72). After: 0, 0 an
 and gRPC's own per-connection state). The event-driven relay costs a loopback
 round trip through the task port ~20 us more than the threads did (~60 vs ~40 us).
 
-    $ .venv/bin/python -m bench.connections [--counts 0,100,1000] [--json]
+With `--tls` the task has TLS credentials and the kinds are ``tls-grpc`` (a verified
+TLS connection that sent the preface) and ``tls-bulk`` (one that opened a bulk
+channel): each kept a thread until the TLS relay moved onto the loop too; 1000 of
+each: see docs/benchmarks.md.
+
+    $ .venv/bin/python -m bench.connections [--counts 0,100,1000] [--tls] [--json]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from typing import Any
 
 from tensorweave.base import knobs
+from tensorweave.distributed.transport import credentials as C
+from tensorweave.launch.credentials import write_cluster_certificates
 from tensorweave.testing.cluster import LocalCluster
-from tensorweave.testing.idle_connections import KINDS, held, open_idle, task_stats
+from tensorweave.testing.idle_connections import KINDS, TLS_KINDS, held, open_idle, task_stats
 
 
 def _settled(pid: int, secs: float = 1.5) -> dict[str, int]:
@@ -52,19 +60,27 @@ def _settled(pid: int, secs: float = 1.5) -> dict[str, int]:
     return last
 
 
-def measure(counts: list[int]) -> list[dict[str, Any]]:
-    """Rows of {kind, n, held, threads, rss_mib} for each kind and count."""
+def measure(counts: list[int], tls: bool = False) -> list[dict[str, Any]]:
+    """Rows of {kind, n, held, threads, rss_mib} for each kind and count (with `tls`, a
+    task with TLS credentials and the TLS kinds)."""
     env = {knobs.MAX_CONNECTIONS.name: "100000", knobs.HANDSHAKE_TIMEOUT_SECS.name: "120"}
     env[knobs.MAX_HALF_OPEN.name] = "100000"
+    creds, kinds = None, KINDS
+    certs = tempfile.TemporaryDirectory(prefix="tw-bench-certs-")
+    if tls:
+        files = write_cluster_certificates(certs.name, ["localhost"])
+        env.update({C.CA_ENV: files["ca.crt"], C.CERT_ENV: files["tls.crt"],
+                    C.KEY_ENV: files["tls.key"]})
+        creds, kinds = C.Credentials.from_env(env), TLS_KINDS
     rows = []
-    with LocalCluster(1, 0, env=env) as cluster:
+    with certs, LocalCluster(1, 0, env=env) as cluster:
         pid = cluster.procs[("ps", 0)].pid
         host, port = cluster.spec["ps"][0].rsplit(":", 1)
         time.sleep(1.0)
         base = _settled(pid)
-        for kind in KINDS:
+        for kind in kinds:
             for n in counts:
-                socks = open_idle(kind, host, int(port), n)
+                socks = open_idle(kind, host, int(port), n, creds)
                 try:
                     got = _settled(pid)
                     still = held(socks)
@@ -85,8 +101,10 @@ def main() -> None:
     parser.add_argument("--counts", default="0,100,1000",
                         help="comma-separated numbers of idle connections")
     parser.add_argument("--json", action="store_true", help="print one JSON line")
+    parser.add_argument("--tls", action="store_true",
+                        help="a task with TLS credentials, and verified TLS connections")
     args = parser.parse_args()
-    rows = measure([int(c) for c in args.counts.split(",")])
+    rows = measure([int(c) for c in args.counts.split(",")], args.tls)
     if args.json:
         print(json.dumps(rows))
         return

@@ -11,7 +11,7 @@ import pytest
 
 from tensorweave.base import knobs
 from tensorweave.testing.cluster import LocalCluster
-from tensorweave.testing.idle_connections import held, open_idle, task_stats
+from tensorweave.testing.idle_connections import TLS_KINDS, held, open_idle, task_stats
 
 N_IDLE = 400          # per kind: 1,200 connections, 2,000 sockets on the task
 THREAD_BUDGET = 20    # what they may add, all kinds together (issue 32: < 20 for 1,000)
@@ -99,9 +99,10 @@ def test_half_open_connections_over_the_cap_are_refused_and_logged():
         assert f"within 1 s ({knobs.HANDSHAKE_TIMEOUT_SECS.name})" in out
 
 
-def test_tls_handshakes_stalled_part_way_hold_no_thread(tmp_path, monkeypatch):
-    """With TLS, peers that start a handshake and stop (a ClientHello's first bytes)
-    wait on the event loop: no thread each, and a real TLS session still runs."""
+def test_tls_connections_stalled_or_idle_hold_no_thread(tmp_path, monkeypatch):
+    """With TLS, peers that start a handshake and stop (a ClientHello's first bytes),
+    verified gRPC channels and bulk channels that stay idle all wait on the event loop:
+    no thread each, and a real TLS session still runs."""
     import tensorweave as tf
     from tensorweave.distributed.transport import credentials as C
     from tensorweave.launch.credentials import write_cluster_certificates
@@ -120,9 +121,12 @@ def test_tls_handshakes_stalled_part_way_hold_no_thread(tmp_path, monkeypatch):
                 s = socket.create_connection((host, int(port)))
                 s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
                 socks.append(s)
+            creds = C.Credentials.from_env(env)
+            for kind in TLS_KINDS:
+                socks += open_idle(kind, host, int(port), 200, creds)
             assert _threads_once_settled(pid) - before < THREAD_BUDGET
             assert held(socks) == len(socks)
-            C.set_default(C.Credentials.from_env(env))
+            C.set_default(creds)
             try:
                 with tf.Graph().as_default():
                     with tf.device("/job:ps/task:0"):

@@ -1,12 +1,13 @@
 """Relays a task port's gRPC connection to the task's gRPC server, on the event loop.
 
-Plain gRPC reaching the task port (shared_port.py) is copied byte for byte to the
-gRPC server's private Unix socket and back. Both directions run on the process's
-connection loop (transport/reactor.py), not on threads of their own: an idle gRPC
-channel costs its sockets and two pipes, nothing more. The bytes are copied in the
-kernel (`os.splice` through a pipe per direction, 1 MiB at a time); where a
-destination is full, its source is not read until it drains, so a slow reader holds
-back only its own connection.
+gRPC reaching the task port (shared_port.py) is copied byte for byte to the gRPC
+server's private Unix socket and back; a TLS connection is decrypted and encrypted
+here, and only the loop's thread touches its SSL object. Both directions run on the
+process's connection loop (transport/reactor.py), not on threads of their own: an idle
+gRPC channel costs its sockets and two pipes (a TLS one its buffers), nothing more.
+Plain bytes are copied in the kernel (`os.splice` through a pipe per direction, 1 MiB
+at a time); where a destination is full, its source is not read until it drains, so a
+slow reader holds back only its own connection.
 
 Example:
     >>> relay = Relay(reactor.get(), conn, inner, on_close=lambda: None)  # doctest: +SKIP
@@ -17,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import ssl
 from typing import Callable
 
 from tensorweave.distributed.transport.reactor import Reactor
@@ -27,6 +29,9 @@ _CHUNK = 1 << 20
 _READ, _WRITE = 1, 2  # selectors.EVENT_READ, EVENT_WRITE
 _HAS_SPLICE = hasattr(os, "splice")
 _NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2) | getattr(os, "SPLICE_F_MOVE", 1)
+# A TLS socket that cannot go on now says so with these, where a plain one raises
+# BlockingIOError; either way the direction waits for the loop.
+_WOULD_BLOCK = (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
 class _Direction:
@@ -38,7 +43,9 @@ class _Direction:
         self.buffer = b""         # those bytes where there is no splice
         self.eof = self.done = False
         self.pipe: tuple[int, int] | None = None
-        if _HAS_SPLICE:
+        # TLS bytes are decrypted and encrypted in this process: no splice for them.
+        self.tls = isinstance(src, ssl.SSLSocket) or isinstance(dst, ssl.SSLSocket)
+        if _HAS_SPLICE and not self.tls:
             r, w = os.pipe()
             os.set_blocking(r, False)
             os.set_blocking(w, False)
@@ -54,7 +61,7 @@ class _Direction:
             if self.pending:
                 try:
                     n = self._write()
-                except BlockingIOError:
+                except _WOULD_BLOCK:
                     return  # dst is full: wait until it is writable
                 self.pending -= n
                 continue
@@ -67,18 +74,25 @@ class _Direction:
                 return
             try:
                 n = self._read()
-            except BlockingIOError:
+            except _WOULD_BLOCK:
                 return  # nothing to read now
             if n == 0:
+                if self.tls:  # a TLS socket cannot half-close and keep its session
+                    raise ConnectionResetError("TLS peer closed")
                 self.eof = True
             self.pending += n
             if 0 < n < _CHUNK:  # all there was, most likely: write it, and let the
                 try:            # loop say when more comes (no read that finds nothing)
                     self.pending -= self._write()
-                except BlockingIOError:
+                except _WOULD_BLOCK:
                     pass
-                if not self.pending:
+                if not self.pending and not self._decrypted_waiting():
                     return
+
+    def _decrypted_waiting(self) -> bool:
+        """Whether src is TLS with bytes already decrypted: they would never make its
+        socket readable again, so they are read now."""
+        return isinstance(self.src, ssl.SSLSocket) and self.src.pending() > 0
 
     def _read(self) -> int:
         if self.pipe is not None:

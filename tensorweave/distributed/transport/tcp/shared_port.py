@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import select
 import socket
 import ssl
 import threading
@@ -66,8 +65,8 @@ class SharedPort:
     TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS, else it is closed and logged), while it is a
     relayed gRPC channel (tcp/relay.py) and between its bulk pulls. Connections over
     TENSORWEAVE_MAX_CONNECTIONS, or over TENSORWEAVE_MAX_HALF_OPEN not yet sorted,
-    are refused (logged with the peer's address). A verified TLS connection keeps a
-    thread of its own (an SSL object is not left to the loop).
+    are refused (logged with the peer's address). TLS connections too: the handshake,
+    the relay and the parked bulk connection are the loop's (relay.py).
 
     Args:
         bind_address: "host:port" to listen on ("[::]:p" for every interface;
@@ -222,6 +221,9 @@ class SharedPort:
             self._close(p.conn, p.ticket)
             return
         p.ticket.identified()
+        self._start_relay(p, inner)
+
+    def _start_relay(self, p: _Pending, inner: socket.socket) -> None:
         p.conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         relay: Relay
 
@@ -298,7 +300,10 @@ class SharedPort:
 
         def readable(_ready: bool) -> None:
             reactor.blocking("bulk").submit(self._bulk_pull, conn, ticket)
-        self._loop.when_readable(conn, readable)
+        if isinstance(conn, ssl.SSLSocket) and conn.pending():
+            readable(True)  # decrypted already: its socket would not turn readable for it
+        else:
+            self._loop.when_readable(conn, readable)
 
     # --- on the pools' threads ---
     def _start_bulk(self, p: _Pending, head: bytes) -> None:
@@ -320,33 +325,29 @@ class SharedPort:
             self._close(conn, ticket)
 
     def _serve_tls(self, p: _Pending) -> None:
-        """A verified TLS connection's first 8 bytes, then bulk or gRPC over it on a
-        thread of its own (an SSL object must not be read and written by two threads)."""
+        """A verified TLS connection's first 8 bytes, then, as for a plain one, bulk pulls
+        parked on the loop or gRPC relayed on it: no thread of its own."""
         tls = p.conn
         tls.setblocking(True)
         tls.settimeout(limits.handshake_timeout_secs())
         try:
             head = bytearray(len(bulk.MAGIC))
             bulk.recv_exactly_into(tls, memoryview(head))  # within the handshake's timeout
+            p.ticket.identified()
+            if bytes(head) in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC):
+                if not bulk_auth.check_bulk(tls, bytes(head), self._creds, self._task,
+                                            p.peer):
+                    raise ConnectionAbortedError("bulk credentials refused")
+                bulk.tune_socket(tls)
+                tls.setblocking(False)
+                self._loop.call_soon(lambda: self._park_bulk(tls, p.ticket))
+                return
+            inner = self._inner(p.peer, True)
+            inner.sendall(head)
         except OSError:
             self._close(tls, p.ticket)
             return
-        p.ticket.identified()
-        threading.Thread(target=self._serve_verified, args=(tls, bytes(head), p),
-                         daemon=True, name=f"tw-port-{self.port}-tls").start()
-
-    def _serve_verified(self, tls: Any, head: bytes, p: _Pending) -> None:
-        try:
-            if head in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC):
-                if bulk_auth.check_bulk(tls, head, self._creds, self._task, p.peer):
-                    bulk.serve_bulk(tls, self._offers, self._stopped.is_set)
-            else:
-                tls.settimeout(None)
-                self._relay_tls(tls, head, p.peer)
-        except OSError:
-            pass
-        finally:
-            self._close(tls, p.ticket)
+        self._loop.call_soon(lambda: self._start_relay(p, inner))
 
     # --- any thread ---
     def _track(self, sock: Any, add: bool) -> None:
@@ -385,16 +386,6 @@ class SharedPort:
                                        else name[1:].decode("latin-1"))
         inner.close()
 
-    def _relay_tls(self, tls: Any, head: bytes, peer: str) -> None:
-        """Relays a verified TLS connection's HTTP/2 to the gRPC server, in one thread
-        (an SSL object must not be read and written by two threads at once)."""
-        inner = self._inner(peer, True)
-        try:
-            inner.sendall(head)
-            _pump_tls(tls, inner)
-        finally:
-            self._release(inner)
-
 
 class _Pending:
     """A connection not sorted yet: its peer, its first bytes so far, its deadline."""
@@ -414,29 +405,6 @@ def _listen(host: str, port: int) -> socket.socket:
             return socket.create_server(("0.0.0.0", port))
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     return socket.create_server((host, port), family=family)
-
-
-def _pump_tls(tls: Any, inner: socket.socket) -> None:
-    """Both directions between a TLS socket and a plain one until either ends (HTTP/2
-    never half-closes; and SSLSocket.shutdown would drop its TLS state)."""
-    tls.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        while True:
-            ready = [tls] if tls.pending() else select.select([tls, inner], [], [])[0]
-            if tls in ready:
-                data = tls.recv(_SPLICE_BYTES)
-                if not data:
-                    return
-                inner.sendall(data)
-            if inner in ready:
-                data = inner.recv(_SPLICE_BYTES)
-                if not data:
-                    return
-                tls.sendall(data)
-    except OSError:
-        pass  # either side went away
-    finally:
-        _shutdown(inner)
 
 
 def _shutdown(sock: Any, how: int = socket.SHUT_RDWR) -> None:
