@@ -123,6 +123,26 @@ def test_seed_trainer_finishes_across_hosts(netns_bed: NetnsBed, tls_env: dict[s
                 assert c.proxy.forwarded("ps0", worker) > 0
 
 
+@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+def test_wide_and_deep_sync_finishes_across_hosts(netns_bed: NetnsBed,
+                                                   tls_env: dict[str, str], tmp_path: object,
+                                                   tls: bool) -> None:
+    """examples/wide_deep.py (embeddings gathered and updated on the ps, sync replicas),
+    one task per host, the cluster from TF_CONFIG: every task exits 0 and the chief
+    evaluates; with TLS the worker-ps traffic went through the proxy's host."""
+    prog = [sys.executable, "examples/wide_deep.py", "--sync=true", "--train_steps=150",
+            "--log_every=50", "--examples_per_worker=3000", "--eval_examples=1000",
+            f"--data_dir={tmp_path}/data", f"--checkpoint_dir={tmp_path}/ckpt"]
+    with NetnsCluster(netns_bed, HOSTS, via_proxy=tls, env=tls_env if tls else {},
+                      programs={"ps": prog, "worker": prog}) as c:
+        codes = c.wait(120)
+        outputs = {f"{job}{i}": c.output(job, i)[-2000:] for job, i in c.logs}
+        assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs
+        assert "eval auc" in outputs["worker0"], outputs["worker0"]
+        if c.proxy is not None:
+            assert all(c.proxy.forwarded(w, "ps0") > 0 for w in ("worker0", "worker1"))
+
+
 def test_client_outside_the_cluster_is_refused(netns_bed: NetnsBed) -> None:
     """A client on a host the ClusterSpec does not name (no credentials anywhere) is
     refused before any step runs, and the task logs who and why; the cluster goes on."""
