@@ -99,6 +99,11 @@ HANDSHAKE_TIMEOUT_SECS = _declare(_LIMITS, Secs(
     aliases=(Alias("TENSORWEAVE_HANDSHAKE_TIMEOUT_S"),),
     doc="How long a new connection may take to say who it is (first bytes, TLS, token); "
         "then it is closed."))
+TCP_RETRANSMIT_MAX_SECS = _declare(_CLUSTER, Secs(
+    "TENSORWEAVE_TCP_RETRANSMIT_MAX_SECS", 1.0, minimum=0,
+    doc="The longest wait between TCP retransmissions on the cluster's TCP connections "
+        "(TCP_RTO_MAX_MS, Linux 6.14 and later, at least 1; 0 keeps the kernel's 120 s): "
+        "after a silent partition heals, a stalled step goes on within about this long."))
 SHM_RING_BYTES = _declare(_LIMITS, Bytes(
     "TENSORWEAVE_SHM_RING_BYTES", 16 << 20, minimum=0,
     aliases=(Alias("TENSORWEAVE_SHM_RING_MB", scale=1 << 20, unit="MiB"),),

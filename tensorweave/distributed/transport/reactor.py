@@ -42,9 +42,10 @@ __all__ = ["BLOCKING_THREADS", "Counts", "Reactor", "Ticket", "blocking", "get",
 log = logging.getLogger("tensorweave.transport.reactor")
 
 # Threads per pool for the steps of a connection that may block: "handshake" (TLS,
-# same-host hellos, bulk tokens: each bounded by TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS)
-# and "bulk" (a big tensor's pull): more queue, they never add threads.
-BLOCKING_THREADS = {"handshake": 16, "bulk": 8}
+# same-host hellos, bulk tokens: each bounded by TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS),
+# "bulk" (a big tensor's pull) and "dial" (resolving and connecting to another task for
+# gRPC, tcp/outbound.py): more queue, they never add threads.
+BLOCKING_THREADS = {"handshake": 16, "bulk": 8, "dial": 8}
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
 
@@ -255,7 +256,7 @@ def get() -> Reactor:
 
 def blocking(kind: str = "handshake") -> DaemonPool:
     """This process's pool for connection steps of `kind` that may block
-    ("handshake" or "bulk"; BLOCKING_THREADS threads at most each)."""
+    ("handshake", "bulk" or "dial"; BLOCKING_THREADS threads at most each)."""
     pool = _pools.get(kind)
     if pool is None:
         with _init_lock:

@@ -46,6 +46,7 @@ import numpy as np  # noqa: F401 - used by the module docstring example
 from tensorweave.base import knobs
 from tensorweave.distributed.transport import codec
 from tensorweave.distributed.transport.sidechannel import recv_exactly_into
+from tensorweave.distributed.transport.tcp import outbound
 
 __all__ = ["MAGIC", "BulkClient", "BulkOffers", "BulkServer", "BulkUnavailable",
            "recv_exactly_into", "serve_bulk", "serve_one", "tune_socket"]
@@ -64,8 +65,9 @@ class BulkUnavailable(ConnectionError):
 
 
 def tune_socket(sock: socket.socket) -> None:
-    """Applies the options every bulk socket uses (no Nagle, big buffers)."""
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    """Applies the options every bulk socket uses (a link's, outbound.tune_link: no
+    Nagle, bounded retransmission back-off; and big buffers)."""
+    outbound.tune_link(sock)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SOCK_BUF)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SOCK_BUF)
 

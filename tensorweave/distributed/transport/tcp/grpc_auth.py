@@ -23,7 +23,8 @@ from typing import Any
 
 import grpc
 
-from tensorweave.distributed.transport.tcp import bulk, bulk_auth
+from tensorweave.base.address import parse_host_port
+from tensorweave.distributed.transport.tcp import bulk, bulk_auth, outbound
 from tensorweave.distributed.transport import limits, sidechannel
 from tensorweave.distributed.transport.credentials import (
     SERVER_NAME_ENV, TLS_HINT, TOKEN_HINT, Credentials, refused)
@@ -55,14 +56,28 @@ def _relay_of(context: grpc.ServicerContext) -> tuple[str, bool]:
 
 
 def secure_channel(address: str, creds: Credentials, options: list) -> grpc.Channel:
-    """A channel to `address` with this process's credentials (plain when none or token)."""
+    """A channel to `address` with this process's credentials (plain when none or token).
+
+    A host:port is dialled through this process's `outbound.Dialer` where it tunes the
+    TCP connections (outbound.grpc_target); the channel still names `address` (its
+    authority; with TLS, the host its certificate is checked against, or
+    TENSORWEAVE_TLS_SERVER_NAME, which gRPC then also sends as the authority)."""
+    target, name = address, creds.server_name
+    try:
+        host, port = parse_host_port(address)
+    except ValueError:
+        pass  # a gRPC target of its own ("unix-abstract:..."): dialled as it is
+    else:
+        target, name = outbound.grpc_target(host, port), name or host
     if not creds.tls:
-        return grpc.insecure_channel(address, options=options)
+        if target != address:
+            options = [*options, ("grpc.default_authority", address)]
+        return grpc.insecure_channel(target, options=options)
     tls = grpc.ssl_channel_credentials(root_certificates=creds.ca, private_key=creds.key,
                                        certificate_chain=creds.cert)
-    if creds.server_name:
-        options = [*options, ("grpc.ssl_target_name_override", creds.server_name)]
-    return grpc.secure_channel(address, tls, options=options)
+    if name:
+        options = [*options, ("grpc.ssl_target_name_override", name)]
+    return grpc.secure_channel(target, tls, options=options)
 
 
 def call_metadata(creds: Credentials) -> tuple[tuple[str, str], ...] | None:

@@ -28,7 +28,7 @@ from tensorweave.distributed.protocol.rpc_pb2 import Envelope
 from tensorweave.distributed.protocol.tensor_wire_pb2 import TensorRequest
 from tensorweave.distributed.transport.tcp import bulk as bulk_mod
 from tensorweave.distributed.transport import codec, limits
-from tensorweave.distributed.transport.tcp import bulk_auth, grpc_auth
+from tensorweave.distributed.transport.tcp import bulk_auth, grpc_auth, outbound
 from tensorweave.distributed.transport.credentials import NONE, Credentials
 from tensorweave.distributed.transport.tcp.stream import GRPC_OPTIONS
 from tensorweave.framework import errors
@@ -136,15 +136,18 @@ def _abort_bad(context: grpc.ServicerContext, e: errors.OpError) -> None:
     context.abort(_status(e.error_code), e.message)
 
 
-def error_from_rpc(e: grpc.RpcError, peer: str) -> errors.OpError:
-    """A tf.errors instance for a failed call to `peer`."""
+def error_from_rpc(e: grpc.RpcError, peer: str, connect_error: str = "") -> errors.OpError:
+    """A tf.errors instance for a failed call to `peer` (`connect_error`: why this
+    process's newest TCP connection to it failed, outbound.connect_error)."""
     code = e.code()
     value = code.value[0] if code is not None else errors.UNKNOWN
     details = e.details() or str(code)
     if value == errors.UNAVAILABLE:
         details = f"Task {peer} is unavailable: {details}"
-        if "failed to connect" in details and ("Socket closed" in details
-                                                or "reset by peer" in details):
+        if connect_error:  # the dialer's own connect failed: its cause, not gRPC's echo
+            details = f"Task {peer} is unavailable: {connect_error}"
+        elif "failed to connect" in details and ("Socket closed" in details
+                                                  or "reset by peer" in details):
             # accepted, then closed before a byte was answered: refused by the task
             details += (" (the task closed the connection at once: without credentials it "
                         "admits only its ClusterSpec's hosts, --allow-from adds others; or "
@@ -339,7 +342,7 @@ class Client:
             why = grpc_auth.diagnose(self.host, self._port, self._creds, self.peer)
             if why is not None:
                 return why
-        return error_from_rpc(e, self.peer)
+        return error_from_rpc(e, self.peer, outbound.connect_error(self.host, self._port))
 
     def _pull(self, header: Any, timeout: float | None) -> np.ndarray:
         asm = codec.TensorAssembler(header)

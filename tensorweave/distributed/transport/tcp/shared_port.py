@@ -38,7 +38,7 @@ import time
 from typing import Any
 
 from tensorweave.base.address import parse_host_port
-from tensorweave.distributed.transport.tcp import bulk, bulk_auth, grpc_auth
+from tensorweave.distributed.transport.tcp import bulk, bulk_auth, grpc_auth, outbound
 from tensorweave.distributed.transport.tcp.relay import Relay
 from tensorweave.distributed.transport import admission, limits, reactor, sidechannel
 from tensorweave.distributed.transport.credentials import NONE, Credentials
@@ -106,6 +106,7 @@ class SharedPort:
                              f"host is not an address of this machine ({e.strerror or e}).") \
                 from None
         self._listener.setblocking(False)
+        outbound.tune_link(self._listener)  # its connections' retransmissions too
         self.port: int = self._listener.getsockname()[1]
         self._loop.run_sync(lambda: self._loop.watch(self._listener, _READ, self._accept))
 

@@ -1,0 +1,100 @@
+"""gRPC to other tasks over TCP connections this process makes (transport/tcp/outbound.py):
+tuned so that a healed partition costs about a second, not TCP's back-off; a failed
+connect is named by its cause."""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+import tensorweave as tf
+from tensorweave.base import knobs
+from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.topology import free_ports
+from tensorweave.distributed.transport.tcp import outbound
+from tensorweave.distributed.transport.tcp.peer import TCP
+from tensorweave.testing.cluster import LocalCluster
+
+_RTO_MAX = 44  # TCP_RTO_MAX_MS
+
+
+def _kernel_has_rto_max() -> bool:
+    with socket.socket() as s:
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, _RTO_MAX, 1000)
+        except OSError:
+            return False
+    return True
+
+
+needs_rto_max = pytest.mark.skipif(not _kernel_has_rto_max(),
+                                   reason="this kernel has no TCP_RTO_MAX_MS (Linux 6.14+)")
+
+
+@needs_rto_max
+def test_a_link_retransmits_at_most_the_knob_apart_and_a_listener_passes_it_on(monkeypatch):
+    monkeypatch.setenv(knobs.TCP_RETRANSMIT_MAX_SECS.name, "2.5")
+    listener = socket.create_server(("127.0.0.1", 0))
+    outbound.tune_link(listener)
+    client = socket.create_connection(listener.getsockname())
+    accepted, _ = listener.accept()
+    try:
+        assert accepted.getsockopt(socket.IPPROTO_TCP, _RTO_MAX) == 2500
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        assert client.getsockopt(socket.IPPROTO_TCP, _RTO_MAX) != 2500  # untouched
+        outbound.tune_link(client)
+        assert client.getsockopt(socket.IPPROTO_TCP, _RTO_MAX) == 2500
+    finally:
+        for s in (client, accepted, listener):
+            s.close()
+
+
+@needs_rto_max
+def test_under_a_second_is_the_kernel_s_floor_of_one(monkeypatch):
+    monkeypatch.setenv(knobs.TCP_RETRANSMIT_MAX_SECS.name, "0.2")
+    with socket.socket() as s:
+        outbound.tune_link(s)
+        assert s.getsockopt(socket.IPPROTO_TCP, _RTO_MAX) == 1000
+
+
+@needs_rto_max
+def test_zero_keeps_the_kernel_s_back_off(monkeypatch):
+    monkeypatch.setenv(knobs.TCP_RETRANSMIT_MAX_SECS.name, "0")
+    with socket.socket() as s:
+        kernel = s.getsockopt(socket.IPPROTO_TCP, _RTO_MAX)
+        outbound.tune_link(s)
+        assert s.getsockopt(socket.IPPROTO_TCP, _RTO_MAX) == kernel
+
+
+def test_with_the_knob_at_zero_grpc_dials_itself(monkeypatch):
+    monkeypatch.setenv(knobs.TCP_RETRANSMIT_MAX_SECS.name, "0")
+    assert outbound.grpc_target("10.0.0.2", 2222) == "10.0.0.2:2222"
+
+
+@needs_rto_max
+def test_a_tcp_call_goes_through_this_process_s_dialer_and_its_tuned_connection():
+    with LocalCluster(ps=1, workers=0) as cluster:
+        address = cluster.spec["ps"][0]
+        host, port = address.rsplit(":", 1)
+        peer = TCP.connect(address, "/job:ps/replica:0/task:0", "tensorweave.Worker")
+        try:
+            status = peer.call("get_status", pb.GetStatusRequest(), timeout=30)[0]
+            assert status.task == "/job:ps/replica:0/task:0"
+        finally:
+            peer.close()
+        dialer = outbound._dialers[(host, int(port))]
+        assert dialer.target.startswith("unix-abstract:tw-dial-") and dialer.error == ""
+
+
+@needs_rto_max
+def test_a_failed_connect_is_named_by_its_cause():
+    (port,) = free_ports(1)  # nothing listens there
+    peer = TCP.connect(f"127.0.0.1:{port}", "/job:ps/replica:0/task:0", "tensorweave.Worker")
+    try:
+        with pytest.raises(tf.errors.UnavailableError) as info:
+            peer.call("get_status", pb.GetStatusRequest(), timeout=10)
+    finally:
+        peer.close()
+    message = str(info.value)
+    assert f"connecting to 127.0.0.1:{port} failed: Connection refused" in message, message
+    assert "/job:ps/replica:0/task:0" in message
