@@ -105,22 +105,11 @@ def test_tasks_on_distinct_hosts_talk_over_tcp(netns_bed: NetnsBed, tls_env: dic
 @pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
 def test_seed_trainer_finishes_across_hosts(netns_bed: NetnsBed, tls_env: dict[str, str],
                                             tmp_path: object, sync: bool, tls: bool) -> None:
-    """examples/trainer.py (seed 002), one task per host: every task exits 0. With TLS the
-    ClusterSpec names the fault proxy (no faults set), whose byte counts show that
-    every worker's traffic with the ps crossed hosts over TCP."""
+    """examples/trainer.py (seed 002), one task per host: every task exits 0."""
     prog = [sys.executable, "examples/trainer.py", "--train_steps=100", "--hidden=32",
             "--log_every=25", f"--checkpoint_dir={tmp_path}",
             f"--sync_replicas={'true' if sync else 'false'}"]
-    with NetnsCluster(netns_bed, HOSTS, via_proxy=tls, env=tls_env if tls else {},
-                      programs={"ps": prog, "worker": prog}) as c:
-        codes = c.wait(90)
-        outputs = {f"{job}{i}": c.output(job, i)[-2000:] for job, i in c.logs}
-        assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs
-        assert "test accuracy" in outputs["worker0"], outputs["worker0"]
-        if c.proxy is not None:
-            for worker in ("worker0", "worker1"):
-                assert c.proxy.forwarded(worker, "ps0") > 0
-                assert c.proxy.forwarded("ps0", worker) > 0
+    _finishes_across_hosts(netns_bed, prog, tls_env if tls else None, 90, "test accuracy")
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
@@ -128,19 +117,29 @@ def test_wide_and_deep_sync_finishes_across_hosts(netns_bed: NetnsBed,
                                                    tls_env: dict[str, str], tmp_path: object,
                                                    tls: bool) -> None:
     """examples/wide_deep.py (embeddings gathered and updated on the ps, sync replicas),
-    one task per host, the cluster from TF_CONFIG: every task exits 0 and the chief
-    evaluates; with TLS the worker-ps traffic went through the proxy's host."""
+    one task per host, the cluster from TF_CONFIG: every task exits 0, the chief
+    evaluates."""
     prog = [sys.executable, "examples/wide_deep.py", "--sync=true", "--train_steps=150",
             "--log_every=50", "--examples_per_worker=3000", "--eval_examples=1000",
             f"--data_dir={tmp_path}/data", f"--checkpoint_dir={tmp_path}/ckpt"]
-    with NetnsCluster(netns_bed, HOSTS, via_proxy=tls, env=tls_env if tls else {},
+    _finishes_across_hosts(netns_bed, prog, tls_env if tls else None, 120, "eval auc")
+
+
+def _finishes_across_hosts(bed: NetnsBed, prog: list[str], tls_env: dict[str, str] | None,
+                           timeout: float, chief_says: str) -> None:
+    """`prog` as every task, one per host: each exits 0 and the chief prints `chief_says`.
+    With TLS the ClusterSpec names the fault proxy (no faults set), whose byte counts
+    show that each worker's traffic with the ps crossed hosts over TCP."""
+    with NetnsCluster(bed, HOSTS, via_proxy=tls_env is not None, env=tls_env or {},
                       programs={"ps": prog, "worker": prog}) as c:
-        codes = c.wait(120)
+        codes = c.wait(timeout)
         outputs = {f"{job}{i}": c.output(job, i)[-2000:] for job, i in c.logs}
         assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs
-        assert "eval auc" in outputs["worker0"], outputs["worker0"]
+        assert chief_says in outputs["worker0"], outputs["worker0"]
         if c.proxy is not None:
-            assert all(c.proxy.forwarded(w, "ps0") > 0 for w in ("worker0", "worker1"))
+            for worker in ("worker0", "worker1"):
+                assert c.proxy.forwarded(worker, "ps0") > 0
+                assert c.proxy.forwarded("ps0", worker) > 0
 
 
 def test_client_outside_the_cluster_is_refused(netns_bed: NetnsBed) -> None:

@@ -3,6 +3,8 @@ unplugged from the bridge, and cut in the fault proxy. Timings are printed (`-s`
 asserted; shared helpers: netns_fault_helpers.py. Skipped unless root with `ip netns`."""
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -47,3 +49,29 @@ def test_link_cut_for_10s_then_healed_the_job_finishes(netns_bed: NetnsBed,
               + f"; the chief ran {len(chief_during)} steps during the cut")
         assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs(c)
         assert after, f"worker 1 ran no step after the heal:\n{c.output('worker', 1)[-3000:]}"
+
+
+def test_ps_frozen_for_20s_then_continued_the_job_finishes(netns_bed: NetnsBed,
+                                                           tmp_path: object) -> None:
+    """The ps on its own host is stopped (SIGSTOP: a GC pause, a stalled VM) for 20 s
+    mid-training, under the 30 s silence bound, then continued: the workers wait for it
+    (no step runs meanwhile), go on, and every task exits 0."""
+    prog = trainer_argv(tmp_path, last_step=200, step_secs=0.05)
+    with NetnsCluster(netns_bed, HOSTS, programs={"ps": prog, "worker": prog}) as c:
+        wait_for_steps(c, "worker", 1, 5)
+        ps = c.procs[("ps", 0)].pid
+        os.kill(ps, signal.SIGSTOP)
+        frozen_at = time.time()
+        try:
+            time.sleep(20)
+        finally:
+            os.kill(ps, signal.SIGCONT)
+        thawed_at = time.time()
+        codes = c.wait(90)
+        steps = task_steps(c, "worker", 0) + task_steps(c, "worker", 1)
+        during = [s for s, t in steps if frozen_at + 1 < t < thawed_at]
+        after = sorted(t for _, t in steps if t >= thawed_at)
+        print(f"\nps frozen 20 s: {len(during)} worker steps while frozen; the first after "
+              f"{after[0] - thawed_at:.2f}s past SIGCONT" if after else "no step after")
+        assert codes == {("ps", 0): 0, ("worker", 0): 0, ("worker", 1): 0}, outputs(c)
+        assert not during and after, outputs(c)
