@@ -177,6 +177,8 @@ def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpErr
                 why += f"; {SERVER_NAME_ENV} sets the name its certificate must have"
             return refused(errors.PERMISSION_DENIED, who, "its certificate does not verify "
                            f"against this process's CA ({why})", TLS_HINT)
+        except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionError) as e:
+            return _closed_in_handshake(who, host, port, e)
         except (ssl.SSLError, OSError) as e:
             if "ALERT" in str(getattr(e, "reason", "")):
                 return _not_accepted(who, e)
@@ -197,6 +199,49 @@ def diagnose(host: str, port: int, creds: Credentials, who: str) -> errors.OpErr
     if not answer and creds.token:
         return refused(errors.PERMISSION_DENIED, who, "wrong auth token", TOKEN_HINT)
     return None
+
+
+def _closed_in_handshake(who: str, host: str, port: int, e: BaseException
+                         ) -> errors.OpError:
+    """A task that closed (or reset) the connection mid-handshake. A task without TLS
+    does that to a TLS client when it has a token; one that admits only its
+    ClusterSpec's hosts, or is at its connection limit, does it to any client. A plain
+    connection tells them apart: the first answers it, the others close it too."""
+    why = sidechannel.reason(e)
+    answer = _plain_answer(host, port)
+    if answer:
+        return refused(errors.UNAUTHENTICATED, who, f"it does not answer TLS at {host}:{port} "
+                       f"(it closed the TLS handshake, {why}, and answers a plain "
+                       "connection)", "give every task the same TLS credentials")
+    causes = ("it does not admit this host (without credentials a task admits only its "
+              "ClusterSpec's hosts; --allow-from adds others), or it has "
+              f"{limits.ENV_MAX_CONNECTIONS} connections open")
+    if answer is None:  # no plain connection either, or no answer to it in time
+        causes = f"it may not use TLS (give every task the same credentials), {causes}"
+    return errors.UnavailableError(
+        None, None, f"Task {who} closed the connection during the TLS handshake at "
+        f"{host}:{port} ({why}): {causes}; its log names the reason.")
+
+
+# HTTP/2's client preface and an empty SETTINGS frame: a gRPC server answers with its own.
+_H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_PLAIN_ANSWER_SECS = 2.0
+
+
+def _plain_answer(host: str, port: int) -> bytes | None:
+    """What the task at host:port answers a plain gRPC client's first bytes: some bytes,
+    b"" when it closes the connection at once, None when there is no connection or no
+    answer within _PLAIN_ANSWER_SECS."""
+    try:
+        with socket.create_connection((host, port), timeout=_PLAIN_ANSWER_SECS) as sock:
+            sock.sendall(_H2_HELLO)
+            return sock.recv(64)
+    except ConnectionRefusedError:
+        return None  # nothing listens now: it says nothing of the task that closed
+    except ConnectionError:
+        return b""
+    except OSError:
+        return None
 
 
 def _not_accepted(who: str, e: BaseException) -> errors.OpError:
