@@ -26,16 +26,22 @@ unset PYTHONDONTWRITEBYTECODE
 # The fast checks `test` runs before pytest (a few seconds; mypy keeps a cache):
 # import layers (contracts in pyproject.toml), ruff, mypy, sizes, ops/ modules, TENSORWEAVE_*
 # variables read only by tensorweave/base/knobs.py, docs/configuration.md generated from it.
+# mypy (the longest, ~12 s without its cache) runs beside the others: each alone uses one core.
 checks() {
-  local out
-  out=$(.venv/bin/lint-imports --no-logo --no-cache 2>&1) || { echo "$out"; return 1; }
-  echo "import layers: ${out##*$'\n'}"
-  .venv/bin/ruff check --quiet . || return 1
-  .venv/bin/mypy || return 1
-  .venv/bin/python tools/sizes.py || return 1
-  .venv/bin/python tools/check_ops_modules.py || return 1  # ops/ holds op definitions only
-  .venv/bin/python tools/check_env_reads.py || return 1
-  .venv/bin/python tools/gen_configuration_doc.py --check || return 1
+  local out dir
+  dir=$(mktemp -d)
+  .venv/bin/mypy >"$dir/mypy" 2>&1 &
+  local mypy=$!
+  { out=$(.venv/bin/lint-imports --no-logo --no-cache 2>&1) || { echo "$out"; false; } &&
+    echo "import layers: ${out##*$'\n'}" &&
+    .venv/bin/ruff check --quiet . &&
+    .venv/bin/python tools/sizes.py &&
+    .venv/bin/python tools/check_ops_modules.py &&  # ops/ holds op definitions only
+    .venv/bin/python tools/check_env_reads.py &&
+    .venv/bin/python tools/gen_configuration_doc.py --check; } || { wait $mypy; rm -rf "$dir"; return 1; }
+  wait $mypy || { cat "$dir/mypy"; rm -rf "$dir"; return 1; }
+  cat "$dir/mypy"
+  rm -rf "$dir"
 }
 cmd=${1:-test}
 shift || true
