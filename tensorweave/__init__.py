@@ -224,7 +224,7 @@ from tensorweave import app as app
 from tensorweave.app import flags as flags  # tf.flags is tf.app.flags (TF >= 1.5)
 from tensorweave.platform import tf_logging as logging
 from tensorweave.platform import gfile as gfile
-from tensorweave.testing import tf_test as test
+# tf.test, tf.distribute and tf.estimator: imported when first named (_LAZY, below).
 
 # --- device setter, partitioning, cluster resolution (owner: placement helper) ---
 from tensorweave.state.partitioned_variables import (
@@ -235,8 +235,6 @@ from tensorweave.ops.nn.embedding_ops import (
     dynamic_partition as dynamic_partition, dynamic_stitch as dynamic_stitch)
 from tensorweave import contrib as contrib
 from tensorweave.contrib import lookup as lookup  # TF 1.15's tf.lookup: the same tables
-from tensorweave import distribute as distribute
-from tensorweave import estimator as estimator
 
 # --- SavedModel, MetaGraphDef (owner: saved-model helper) ---
 from tensorweave import saved_model as saved_model
@@ -378,5 +376,33 @@ __git_version__ = GIT_VERSION
 __compiler_version__ = COMPILER_VERSION
 __cxx11_abi_flag__ = CXX11_ABI_FLAG
 __monolithic_build__ = MONOLITHIC_BUILD
+# "grpc://" sessions: the client finds the backend by the target's scheme, and imports the
+# distributed runtime on the first such session (a program that only runs local sessions,
+# or only names tf.estimator, never loads it).
+from tensorweave.client.session import register_session_backend  # noqa: E402
+register_session_backend("grpc", "tensorweave.distributed.session:GrpcSessionRuntime")
+
+# Imported when a program first names them (`tf.estimator`, `from tensorweave import
+# estimator`): most processes, task servers among them, use none, and together they cost
+# every process ~40 ms of its start.
+from typing import Any as _Any  # noqa: E402
+_LAZY = {"estimator": "tensorweave.estimator", "distribute": "tensorweave.distribute",
+         "test": "tensorweave.testing.tf_test"}
+
+
+def __getattr__(name: str) -> "_Any":
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'tensorweave' has no attribute {name!r}")
+    import importlib
+    module = importlib.import_module(target)
+    globals()[name] = module
+    return module
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 # Last: compat.v1 looks names up on this module.
 from tensorweave import compat as compat  # noqa: E402

@@ -12,15 +12,32 @@ Example:
     ...     2, tf.contrib.training.byte_size_load_fn)
     >>> step = tf.contrib.framework.get_or_create_global_step()
 """
-# ruff: noqa: F401  (this module only re-exports)
-from tensorweave.contrib import framework as framework
-from tensorweave.contrib import training as training
-from tensorweave.contrib import layers as layers
-from tensorweave.contrib import opt as opt
-from tensorweave.contrib import data as data
-from tensorweave.contrib import lookup as lookup
-from tensorweave.contrib import losses as losses
-from tensorweave.contrib import slim as slim
-from tensorweave.rnn import contrib_rnn as rnn
+from __future__ import annotations
 
-__all__ = ["framework", "training", "layers", "opt", "data", "lookup", "losses", "rnn", "slim"]
+import importlib
+from types import ModuleType
+
+# Each part is imported when a program first names it (`tf.contrib.layers`, or `import
+# tensorweave.contrib.layers`): together they cost every process ~50 ms of its start,
+# and a task server or a program that uses none of them pays nothing.
+_PARTS = {"framework": "tensorweave.contrib.framework",
+          "training": "tensorweave.contrib.training",
+          "layers": "tensorweave.contrib.layers", "opt": "tensorweave.contrib.opt",
+          "data": "tensorweave.contrib.data", "lookup": "tensorweave.contrib.lookup",
+          "losses": "tensorweave.contrib.losses", "slim": "tensorweave.contrib.slim",
+          "rnn": "tensorweave.rnn.contrib_rnn"}
+__all__ = list(_PARTS)
+
+
+def __getattr__(name: str) -> ModuleType:
+    target = _PARTS.get(name)
+    if target is None:
+        raise AttributeError(f"tf.contrib.{name} is not offered: tensorweave keeps only the "
+                             f"contrib modules distributed programs use ({', '.join(_PARTS)}).")
+    module = importlib.import_module(target)
+    globals()[name] = module
+    return module
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PARTS))

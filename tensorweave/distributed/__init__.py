@@ -1,9 +1,5 @@
 """Distributed runtime: ClusterSpec, Server, master and worker services."""
-from tensorweave.client.session import register_session_backend
 from tensorweave.distributed.cluster import ClusterSpec as ClusterSpec
 from tensorweave.distributed.server import Server as Server
 # Mutual TLS / shared-token credentials for Server(..., credentials=...) (issue 12).
 from tensorweave.distributed.transport.credentials import Credentials as Credentials
-
-# "grpc://" sessions: the client looks the backend up by scheme (imported on first use).
-register_session_backend("grpc", "tensorweave.distributed.session:GrpcSessionRuntime")

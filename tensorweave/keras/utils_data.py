@@ -14,10 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tarfile
-import urllib.error
-import urllib.request
-import zipfile
 from typing import Any
 
 from tensorweave.keras.utils_progbar import Progbar
@@ -57,6 +53,8 @@ def validate_file(fpath: str, file_hash: str, algorithm: str = "auto",
 
 def _extract_archive(file_path: str, path: str, archive_format: Any = "auto") -> bool:
     """Unpacks a tar(.gz/.bz2) or zip archive into `path`; False if it is none of them."""
+    import tarfile  # here, not at the top: with their compressors, ~18 ms of every
+    import zipfile  # process's start (tf.keras is imported by tensorweave itself)
     if archive_format is None:
         return False
     formats = ["tar", "zip"] if archive_format == "auto" else (
@@ -83,6 +81,8 @@ def _cache_dir(cache_dir: str | None, cache_subdir: str) -> str:
 
 
 def _download(origin: str, fpath: str) -> None:
+    import urllib.error  # here: ~7 ms of every process's start (ssl, http.client)
+    import urllib.request
     print("Downloading data from", origin)
     bar: list[Progbar] = []
 

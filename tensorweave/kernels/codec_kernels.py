@@ -32,9 +32,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageSequence
 
 from tensorweave.kernels import png16
+
+def _pil() -> Any:
+    """Pillow, imported on the first image decoded or encoded (its import is ~9 ms of
+    every process's start, and most processes never touch an image)."""
+    import PIL.Image
+    import PIL.ImageSequence
+    return PIL
+
+
+def _pil_image(image: np.ndarray) -> Any:
+    """A [height, width, channels] array as a Pillow image (one channel: grayscale)."""
+    return _pil().Image.fromarray(
+        np.ascontiguousarray(image[..., 0] if image.shape[-1] == 1 else image))
+
 
 __all__ = ["CodecError", "JpegDecodeFlags", "JpegEncodeFlags", "sniff", "decode_any",
            "decode_bmp_bytes", "encode_jpeg_bytes", "encode_png_bytes", "jpeg_shape"]
@@ -95,7 +108,7 @@ def _open(data: bytes, what: str) -> Any:
     try:
         with warnings.catch_warnings():  # DecompressionBombWarning: TF has no such limit
             warnings.simplefilter("ignore")
-            return Image.open(io.BytesIO(data))
+            return _pil().Image.open(io.BytesIO(data))
     except Exception as e:  # noqa: BLE001  (Pillow raises several kinds)
         why = "its header is not readable" if "identify" in str(e) else str(e)
         detail = "Invalid JPEG data or crop window" if what == JPEG else f"Invalid {what} data"
@@ -212,7 +225,7 @@ def decode_gif_bytes(data: bytes) -> np.ndarray:
     """GIF bytes -> uint8 [frames, height, width, 3], each frame composed on the last."""
     im = _open(data, GIF)
     try:
-        frames = [np.asarray(f.convert("RGB"), np.uint8) for f in ImageSequence.Iterator(im)]
+        frames = [np.asarray(f.convert("RGB"), np.uint8) for f in _pil().ImageSequence.Iterator(im)]
     except Exception as e:  # noqa: BLE001
         raise CodecError(f"Invalid GIF data, size {len(data)}: {e}") from None
     return np.stack(frames)
@@ -281,7 +294,7 @@ def encode_jpeg_bytes(image: np.ndarray, flags: JpegEncodeFlags) -> bytes:
     if flags.density_unit not in ("in", "cm"):
         raise CodecError(f"EncodeJpeg: density_unit must be 'in' or 'cm', got "
                          f"{flags.density_unit!r}.")
-    im = Image.fromarray(np.ascontiguousarray(image[..., 0] if image.shape[-1] == 1 else image))
+    im = _pil_image(image)
     kw: dict[str, Any] = {"quality": int(flags.quality), "progressive": flags.progressive,
                           "optimize": flags.optimize_size,
                           "subsampling": 2 if flags.chroma_downsampling else 0}
@@ -299,7 +312,7 @@ def encode_png_bytes(image: np.ndarray, compression: int) -> bytes:
     _check_image(image, "EncodePng", (1, 2, 3, 4))
     if image.dtype == np.uint16:
         return png16.encode(image, 6 if compression < 0 else int(compression))
-    im = Image.fromarray(np.ascontiguousarray(image[..., 0] if image.shape[-1] == 1 else image))
+    im = _pil_image(image)
     buf = io.BytesIO()
     im.save(buf, "PNG", compress_level=6 if compression < 0 else int(compression))
     return buf.getvalue()

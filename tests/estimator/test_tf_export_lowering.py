@@ -285,7 +285,8 @@ def test_every_op_of_ours_tensorflow_lacks_is_lowered_or_listed():
     listed here, with the reason in tf_lowering's docstring)."""
     # In a fresh interpreter: other test modules register test-only ops in this one.
     code = ("import tensorweave\n"
-            "from tensorweave.framework.op_def import registered_ops\n"
+            "import tensorweave.runtime.sendrecv_ops\n"  # the distributed runtime's, loaded
+            "from tensorweave.framework.op_def import registered_ops\n"  # with a Server
             "from tensorweave.framework.tf_lowering import lowerable_ops\n"
             "from tensorweave.framework.tf_op_signatures import TF_OP_NAMES\n"
             "print(' '.join(sorted({n for n in registered_ops() if n not in TF_OP_NAMES}"
