@@ -110,6 +110,9 @@ def test_adaptive_matmuls_follow_the_faster_way_as_the_load_changes(monkeypatch)
     monkeypatch.setattr(intra_op, "set_blas_threads", lambda n: blas_to.append(n) or True)
     monkeypatch.setattr(intra_op, "_costs", {})
     monkeypatch.setattr(intra_op, "_adaptive", False)   # restored after the test
+    # What an earlier test's session left OpenBLAS at (it skips setting the same count
+    # again): unknown here, so each way's first call sets it.
+    monkeypatch.setattr(intra_op, "_blas_now", 0)
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     before = intra_op.intra_op_threads()
