@@ -34,25 +34,34 @@ MODES = {"async": [], "sync_backup": ["--sync", "--replicas_to_aggregate", "1"]}
 VICTIMS = {"ps": ("ps", 0), "chief": ("chief", 0), "worker": ("worker", 0)}
 
 
-def _run_case(tmp_path, victim: str, mode: str, seed: int):
-    spec = cluster_dict(1, 1, {"chief": 1})
-    program = [sys.executable, "-m", "tensorweave.testing.fault_trainer",
-               "--checkpoint_dir", str(tmp_path / "ckpt"), "--last_step", str(LAST_STEP),
-               "--save_steps", str(SAVE_STEPS), "--seed", str(seed), "--step_secs", str(STEP_SECS),
-               *MODES[mode]]
-    lc = LocalCluster(spec=spec, programs={job: program for job in spec})
-    fault = Fault.at_random_step(*VICTIMS[victim], seed=seed, low=6, high=LAST_STEP // 2)
-    codes, records = run_job(lc, [fault], timeout=150)  # the injector watches from step 0
-    logs = {f"{job}{i}": lc.output(job, i)[-3000:] for job, i in lc.logs}
-    return fault, records[0], codes, lc, logs
+def program_argv(tmp_path, mode: str, seed: int) -> list[str]:
+    return [sys.executable, "-m", "tensorweave.testing.fault_trainer",
+            "--checkpoint_dir", str(tmp_path / "ckpt"), "--last_step", str(LAST_STEP),
+            "--save_steps", str(SAVE_STEPS), "--seed", str(seed), "--step_secs", str(STEP_SECS),
+            *MODES[mode]]
+
+
+def case_seed(victim: str, mode: str) -> int:
+    return 1000 + 10 * sorted(VICTIMS).index(victim) + sorted(MODES).index(mode)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("victim", sorted(VICTIMS))
 def test_kill_one_task_at_a_random_step_job_completes(tmp_path, victim, mode):
-    seed = 1000 + 10 * sorted(VICTIMS).index(victim) + sorted(MODES).index(mode)
-    fault, record, codes, lc, logs = _run_case(tmp_path, victim, mode, seed)
+    spec = cluster_dict(1, 1, {"chief": 1})
+    program = program_argv(tmp_path, mode, case_seed(victim, mode))
+    check_case(LocalCluster(spec=spec, programs={job: program for job in spec}), victim,
+               case_seed(victim, mode))
+
+
+def check_case(lc: LocalCluster, victim: str, seed: int) -> None:
+    """Runs `lc`'s job (1 ps, 1 chief, 1 worker), kills `victim` at a step drawn from
+    `seed` and restarts it; asserts what the module docstring says."""
+    fault = Fault.at_random_step(*VICTIMS[victim], seed=seed, low=6, high=LAST_STEP // 2)
+    codes, records = run_job(lc, [fault], timeout=150)  # the injector watches from step 0
+    logs = {f"{job}{i}": lc.output(job, i)[-3000:] for job, i in lc.logs}
+    record = records[0]
     assert record.error is None, (record, logs)
     assert record.killed_at_step is not None and record.restarted_at is not None, record
     # every process (the restarted one too) exited by itself, with code 0
