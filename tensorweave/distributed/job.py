@@ -185,7 +185,8 @@ class JobEndWatch:
             self._done_at = now
             # Tasks the chief told before this one were up then: one that stops answering
             # has exited (it is no late starter to wait for).
-            self._answered |= self._worker.told_at_job_end
+            with self._lock:
+                self._answered |= self._worker.told_at_job_end
             self._silence = min(knobs.JOB_END_SILENCE_SECS.get(), self._grace)
             self._wait = Wait("for the workers' open sessions to close", self._grace,
                               first_log_s=min(5.0, self._grace), log_every_s=10.0)
@@ -221,13 +222,14 @@ class JobEndWatch:
         window = min(knobs.JOB_END_LATE_WORKER_SECS.get(), self._grace)
         if now - self._done_at >= window:
             return []
-        late = [t for t in self._trainers if t not in self._exited
+        with self._lock:
+            exited = set(self._exited)
+        late = [t for t in self._trainers if t not in exited
                 and self._worker.newest_session(t) is None]
         if late and now >= self._next_probe:
             self._next_probe = now + LATE_PROBE_SECS
-            for task in late:
+            for task in late:  # all at once: their answers come back by themselves
                 self._probe_late(task)
-            late = [t for t in late if t not in self._exited]
         if late and not self._late_said:
             self._late_said = True
             log.info("%s: job done; serving up to %.0fs more for %s, which never opened a "
@@ -236,14 +238,20 @@ class JobEndWatch:
         return late
 
     def _probe_late(self, task: str) -> None:
-        """One short status call to a late trainer: alive, or gone after being alive."""
+        """One short status call to a late trainer, not waited for (a partitioned host
+        must not hold up the others' probes): its answer says alive; a failure after an
+        answer says it has exited, and the next poll stops waiting for it."""
+        def done(_resp: Any, _tensors: Any, err: BaseException | None) -> None:
+            with self._lock:
+                if err is None:
+                    self._answered.add(task)
+                elif task in self._answered:
+                    self._exited.add(task)
         try:
-            self._peer(task).call("get_status", pb.GetStatusRequest(),
-                                  timeout=LATE_PROBE_SECS)
-            self._answered.add(task)
-        except Exception:  # noqa: BLE001 - any failure: not answering now
-            if task in self._answered:
-                self._exited.add(task)
+            self._peer(task).call_async("get_status", pb.GetStatusRequest(), [], done,
+                                        timeout=LATE_PROBE_SECS)
+        except Exception as e:  # noqa: BLE001 - cannot even connect: not answering now
+            done(None, None, e)
 
     def _still_open(self, owner: str, handles: list[str], now: float) -> list[str]:
         """Checks `owner` when due; returns its sessions that stay open (none once it is
