@@ -32,8 +32,6 @@ PENDING: dict[str, str] = {
                                        "~60 modules import it",
     "tensorweave.ops.control_flow.control_flow_ops": "the control-flow family's entry module "
                                                      "(re-exports)",
-    "tensorweave.ops.math.clip_ops": "tf.clip_by_* composites; ops/nn/embedding_ops (max_norm) "
-                                     "needs clip_by_norm, so it cannot move above ops",
     "tensorweave.ops.nn.space_to_batch_conv": "with_space_to_batch; ops/nn/depthwise_ops "
                                               "(dilated depthwise conv) builds on it",
     "tensorweave.ops.tensor_array.tensor_array": "tf.TensorArray; cond_ops and while_ops "

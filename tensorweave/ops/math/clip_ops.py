@@ -1,5 +1,8 @@
 """Clipping: `tf.clip_by_value`, `tf.clip_by_norm`, `tf.global_norm`,
-`tf.clip_by_global_norm` (dense tensors and IndexedSlices).
+`tf.clip_by_global_norm` (dense tensors and IndexedSlices), and TF's fused `ClipByValue`
+op (`tf.raw_ops.ClipByValue` in TF): a GraphDef holding it imports, runs and
+differentiates. `tf.clip_by_value` itself builds Minimum and Maximum, as TF 1.x does, so
+its graphs are node for node TF's.
 
 Example:
     >>> grads, norm = tf.clip_by_global_norm([g1, g2], 5.0)
@@ -8,15 +11,58 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from tensorweave.framework import errors
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph_defaults import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.math.binary_ops import maximum, minimum, multiply
-from tensorweave.ops.math.cwise_ops import cast, ones_like_internal, select
+from tensorweave.framework.tensor import Operation
+from tensorweave.ops.math.binary_ops import greater, less, logical_or, maximum, minimum, multiply
+from tensorweave.ops.math.cwise_ops import (
+    _is_numeric, cast, check_dtype, check_same_dtype, ones_like_internal, select, sum_to_shape,
+    zeros_like_internal)
 from tensorweave.ops.math.math_ops import _identity, add_n
 from tensorweave.ops.math.reduce_ops import reduce_sum
 from tensorweave.ops.math.unary_ops import reciprocal, sqrt, square
+from tensorweave.ops.op_author import define_op
+
+clip_by_value_op = define_op("ClipByValue", inputs=("t", "clip_value_min", "clip_value_max"))
+
+
+@clip_by_value_op.shape
+def _(t: Tensor, lo: Tensor, hi: Tensor) -> Any:
+    check_dtype("ClipByValue", t, _is_numeric)
+    for bound in (lo, hi):
+        check_same_dtype("ClipByValue", t, bound)
+        if bound.shape.ndims not in (None, 0) and not bound.shape.is_compatible_with(t.shape):
+            raise ValueError(f"ClipByValue: {bound.name} has shape {bound.shape}; a clip bound "
+                             f"is a scalar or has the shape of {t.name} ({t.shape}).")
+    return t.dtype.base_dtype, t.shape
+
+
+@clip_by_value_op.kernel("CPU")
+def _(t: Any, lo: Any, hi: Any) -> Any:
+    for what, bound in (("clip_value_min", lo), ("clip_value_max", hi)):
+        if np.ndim(bound) and np.shape(bound) != np.shape(t):
+            raise errors.InvalidArgumentError(
+                None, None, f"ClipByValue: {what} must be a scalar or have the shape of t "
+                f"{list(np.shape(t))}, got {list(np.shape(bound))}.")
+    # As TF's kernel: min with the upper bound first, so where min > max the result is min.
+    return np.maximum(np.minimum(t, hi), lo)
+
+
+@clip_by_value_op.gradient
+def _(op: Operation, grad: Tensor) -> list[Any]:
+    # As TF: the gradient goes to t where it was inside the bounds, else to the bound
+    # that clipped it (summed down to the bound's shape).
+    t, lo, hi = op.inputs
+    below, above = less(t, lo), greater(t, hi)
+    zeros = zeros_like_internal(grad)
+    return [select(logical_or(below, above), zeros, grad),
+            sum_to_shape(select(below, grad, zeros), lo),
+            sum_to_shape(select(above, grad, zeros), hi)]
 
 
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
