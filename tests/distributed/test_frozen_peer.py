@@ -175,6 +175,19 @@ def test_a_ps_whose_health_checks_are_lost_is_given_up_on(lossy_cluster, monkeyp
         np.testing.assert_allclose(sess.run(out), 2.0)
 
 
+def _answers_again(peer, pb, within: float = 20.0) -> str:
+    """The task name of the first get_status that succeeds within `within` s (each call
+    bounded; an UnavailableError while the channel reconnects is tried again)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return peer.call("get_status", pb.GetStatusRequest(), timeout=10)[0].task
+        except tf.errors.UnavailableError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 @pytest.mark.slow
 def test_a_grpc_call_without_a_timeout_to_a_frozen_task_fails_after_the_silence(monkeypatch):
     """gRPC keepalive: pings while a call is in flight; one unanswered for the bound
@@ -197,8 +210,10 @@ def test_a_grpc_call_without_a_timeout_to_a_frozen_task_fails_after_the_silence(
                 _thaw(pid)
             print(f"the call to the frozen task failed after {took:.2f}s (bound: 3s)")
             assert took < 3 + BOUND_S
-            # The channel reconnects: the task answers again.
-            assert peer.call("get_status", pb.GetStatusRequest(), timeout=10)[0].task == PS
+            # The channel reconnects by itself: the task answers again. (A call made while
+            # gRPC still drains the connection its keepalive closed can fail once more with
+            # "Delayed close due to in-progress write": seen once in eight loaded CI runs.)
+            assert _answers_again(peer, pb) == PS
         finally:
             peer.close()
 
