@@ -386,22 +386,19 @@ register_session_backend("grpc", "tensorweave.distributed.session:GrpcSessionRun
 # estimator`): most processes, task servers among them, use none, and together they cost
 # every process ~40 ms of its start.
 from typing import Any as _Any  # noqa: E402
+
+from tensorweave.base import lazy as _lazy  # noqa: E402
 _LAZY = {"estimator": "tensorweave.estimator", "distribute": "tensorweave.distribute",
          "test": "tensorweave.testing.tf_test"}
 
 
 def __getattr__(name: str) -> "_Any":
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'tensorweave' has no attribute {name!r}")
-    import importlib
-    module = importlib.import_module(target)
-    globals()[name] = module
-    return module
+    return _lazy.load(globals(), _LAZY, name,
+                      f"module 'tensorweave' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return _lazy.names(globals(), _LAZY)
 
 
 # Last: compat.v1 looks names up on this module.

@@ -14,8 +14,9 @@ Example:
 """
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
+
+from tensorweave.base import lazy as _lazy
 
 # Each part is imported when a program first names it (`tf.contrib.layers`, or `import
 # tensorweave.contrib.layers`): together they cost every process ~50 ms of its start,
@@ -30,14 +31,10 @@ __all__ = list(_PARTS)
 
 
 def __getattr__(name: str) -> ModuleType:
-    target = _PARTS.get(name)
-    if target is None:
-        raise AttributeError(f"tf.contrib.{name} is not offered: tensorweave keeps only the "
-                             f"contrib modules distributed programs use ({', '.join(_PARTS)}).")
-    module = importlib.import_module(target)
-    globals()[name] = module
-    return module
+    return _lazy.load(globals(), _PARTS, name,
+                     f"tf.contrib.{name} is not offered: tensorweave keeps only the contrib "
+                     f"modules distributed programs use ({', '.join(_PARTS)}).")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_PARTS))
+    return _lazy.names(globals(), _PARTS)

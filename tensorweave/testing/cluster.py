@@ -42,7 +42,9 @@ def _tail(path: str, n: int = 2000) -> str:
 
 
 def wait_listening(address: str, proc: subprocess.Popen, timeout: float,
-                    log_path: str = "") -> None:
+                   log_path: str = "") -> None:
+    """Waits until `proc` itself listens on `address`'s port: RuntimeError (with the tail
+    of `log_path`) if it exits first, TimeoutError after `timeout` s."""
     port = parse_host_port(address)[1]
     wait = Wait(f"for the server of {address} to listen", timeout, error=TimeoutError,
                 backoff=_PROCESS_POLL, hint=f"Its output: {log_path or 'not kept'}.")

@@ -18,16 +18,7 @@ from tensorweave.testing.cluster import LocalCluster
 _RTO_MAX = 44  # TCP_RTO_MAX_MS
 
 
-def _kernel_has_rto_max() -> bool:
-    with socket.socket() as s:
-        try:
-            s.setsockopt(socket.IPPROTO_TCP, _RTO_MAX, 1000)
-        except OSError:
-            return False
-    return True
-
-
-needs_rto_max = pytest.mark.skipif(not _kernel_has_rto_max(),
+needs_rto_max = pytest.mark.skipif(not outbound.kernel_has_rto_max(),
                                    reason="this kernel has no TCP_RTO_MAX_MS (Linux 6.14+)")
 
 

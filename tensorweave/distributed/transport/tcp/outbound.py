@@ -22,6 +22,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import secrets
@@ -32,7 +33,7 @@ from tensorweave.base import knobs
 from tensorweave.distributed.transport import reactor
 from tensorweave.distributed.transport.tcp.relay import Relay
 
-__all__ = ["Dialer", "connect_error", "grpc_target", "tune_link"]
+__all__ = ["Dialer", "connect_error", "grpc_target", "kernel_has_rto_max", "tune_link"]
 
 log = logging.getLogger("tensorweave.transport.tcp")
 _READ = 1  # selectors.EVENT_READ
@@ -51,13 +52,10 @@ def tune_link(sock: socket.socket) -> None:
     most TENSORWEAVE_TCP_RETRANSMIT_MAX_SECS apart (kept as the kernel's where it cannot).
     On a listening socket they pass to the connections it accepts."""
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    rto_max = knobs.TCP_RETRANSMIT_MAX_SECS.get()
-    if rto_max > 0:
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS,
-                            max(_KERNEL_FLOOR_MS, int(rto_max * 1000)))
-        except OSError:
-            pass  # a kernel before 6.14: its own back-off, up to 120 s
+    if _tunable():  # else the kernel's own back-off, up to 120 s
+        rto_max = knobs.TCP_RETRANSMIT_MAX_SECS.get()
+        sock.setsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS,
+                        max(_KERNEL_FLOOR_MS, int(rto_max * 1000)))
 
 
 def grpc_target(host: str, port: int) -> str:
@@ -75,25 +73,18 @@ def grpc_target(host: str, port: int) -> str:
 
 
 def _tunable() -> bool:
-    if knobs.TCP_RETRANSMIT_MAX_SECS.get() <= 0:
-        return False
-    if _KERNEL_HAS_RTO_MAX is None:
-        return _probe_kernel()
-    return _KERNEL_HAS_RTO_MAX
+    return knobs.TCP_RETRANSMIT_MAX_SECS.get() > 0 and kernel_has_rto_max()
 
 
-_KERNEL_HAS_RTO_MAX: bool | None = None
-
-
-def _probe_kernel() -> bool:
-    global _KERNEL_HAS_RTO_MAX
+@functools.cache
+def kernel_has_rto_max() -> bool:
+    """Whether this kernel takes TCP_RTO_MAX_MS (Linux 6.14 and later)."""
     with socket.socket() as s:
         try:
             s.setsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS, _KERNEL_FLOOR_MS)
-            _KERNEL_HAS_RTO_MAX = True
         except OSError:
-            _KERNEL_HAS_RTO_MAX = False
-    return _KERNEL_HAS_RTO_MAX
+            return False
+    return True
 
 
 def connect_error(host: str, port: int) -> str:
