@@ -46,7 +46,6 @@ from tensorweave.distributed.transport.credentials import NONE, Credentials
 __all__ = ["SharedPort", "relay_target"]
 
 log = logging.getLogger("tensorweave.transport.tcp")
-_SPLICE_BYTES = 1 << 20
 _READ = 1  # selectors.EVENT_READ
 _TLS_RECORD = b"\x16"  # a TLS handshake record's first byte (ClientHello)
 _HTTP2 = b"PRI * HT"    # the first bytes of HTTP/2's (gRPC's) client preface
@@ -408,8 +407,8 @@ def _listen(host: str, port: int) -> socket.socket:
     return socket.create_server((host, port), family=family)
 
 
-def _shutdown(sock: Any, how: int = socket.SHUT_RDWR) -> None:
+def _shutdown(sock: Any) -> None:
     try:
-        sock.shutdown(how)
+        sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
