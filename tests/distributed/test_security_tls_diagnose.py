@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from typing import Callable
 
 import pytest
@@ -83,8 +84,13 @@ def test_a_task_that_closes_a_plain_connection_too_is_not_called_a_credentials_p
     assert "may not use TLS" not in text
 
 
-def test_with_no_plain_answer_every_cause_is_named(creds):
-    err = diagnose("127.0.0.1", _serve(_hello_then_close), creds, TASK)  # then no listener
+def test_with_no_plain_answer_every_cause_is_named(creds, monkeypatch):
+    from tensorweave.distributed.transport.tcp import grpc_auth
+    monkeypatch.setattr(grpc_auth, "_PLAIN_ANSWER_SECS", 0.3)
+
+    def silent(sock: socket.socket) -> None:  # accepts the plain connection, says nothing
+        time.sleep(1.0)
+    err = diagnose("127.0.0.1", _serve(_hello_then_close, silent), creds, TASK)
     assert isinstance(err, errors.UnavailableError), err
     assert "may not use TLS" in err.message and "ClusterSpec's hosts" in err.message
 
