@@ -90,7 +90,7 @@ from tensorweave.ops.math.complex_ops import (
 from tensorweave.ops.data_flow.count_ops import count_up_to as count_up_to
 
 # --- array + random (owner: array helper) ---
-from tensorweave.ops.array.array_ops import (
+from tensorweave.ops.array import (
     boolean_mask as boolean_mask, concat as concat, expand_dims as expand_dims, fill as fill,
     gather as gather, one_hot as one_hot, ones as ones, ones_like as ones_like, pad as pad,
     range as range, rank as rank, reshape as reshape, shape as shape, shape_n as shape_n,
@@ -163,7 +163,7 @@ from tensorweave.ops.array.space_batch_ops import (
     space_to_batch as space_to_batch, space_to_batch_nd as space_to_batch_nd)
 from tensorweave.ops.array.depth_space_ops import (
     depth_to_space as depth_to_space, space_to_depth as space_to_depth)
-from tensorweave.ops.nn.space_to_batch_conv import (
+from tensorweave.nn_impl.space_to_batch_conv import (
     required_space_to_batch_paddings as required_space_to_batch_paddings)
 from tensorweave.ops.parsing.sequence_example_ops import (
     parse_single_sequence_example as parse_single_sequence_example)
@@ -179,7 +179,7 @@ from tensorweave.ops.array.identity_n_ops import identity_n as identity_n
 from tensorweave import train as train
 
 # --- control flow + graph io (owner: control-flow helper) ---
-from tensorweave.ops.control_flow.control_flow_ops import (
+from tensorweave.ops.control_flow import (
     Assert as Assert, Print as Print, assert_equal as assert_equal,
     assert_greater as assert_greater, assert_greater_equal as assert_greater_equal,
     assert_less as assert_less, assert_less_equal as assert_less_equal,
@@ -188,7 +188,7 @@ from tensorweave.ops.control_flow.control_flow_ops import (
     assert_rank as assert_rank, assert_type as assert_type, case as case, cond as cond,
     group as group, tuple as tuple, while_loop as while_loop)
 from tensorweave.framework.graph_io import import_graph_def as import_graph_def
-from tensorweave.ops.tensor_array.tensor_array import TensorArray as TensorArray
+from tensorweave.data_flow.tensor_array import TensorArray as TensorArray
 
 # --- queues + input pipelines (owner: data helper) ---
 from tensorweave.data_flow.data_flow_ops import (

@@ -7,7 +7,7 @@ Example:
     >>> loss = tf.debugging.check_numerics(loss, "loss")
 """
 # ruff: noqa: F401  (this module only re-exports)
-from tensorweave.ops.control_flow.control_flow_ops import (
+from tensorweave.ops.control_flow import (
     Assert as Assert, assert_equal as assert_equal, assert_greater as assert_greater,
     assert_greater_equal as assert_greater_equal, assert_less as assert_less,
     assert_less_equal as assert_less_equal, assert_negative as assert_negative,

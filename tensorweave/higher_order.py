@@ -15,7 +15,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.func_graph import assert_same_structure, flatten, pack_sequence_as
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.array.array_ops import concat, expand_dims, shape
+from tensorweave.ops.array import concat, expand_dims, shape
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.control_flow.scan_ops import flat_elems, functional_scan, static_length

@@ -57,11 +57,12 @@ from tensorweave.ops.nn.conv3d_ops import (
     conv3d_transpose as conv3d_transpose)
 from tensorweave.nn_impl.conv_wrappers import (
     atrous_conv2d as atrous_conv2d, conv1d as conv1d, convolution as convolution, pool as pool)
+from tensorweave.nn_impl.depthwise_conv import (
+    depthwise_conv2d as depthwise_conv2d, separable_conv2d as separable_conv2d)
 from tensorweave.ops.nn.depthwise_ops import (
-    depthwise_conv2d as depthwise_conv2d, depthwise_conv2d_native as depthwise_conv2d_native,
+    depthwise_conv2d_native as depthwise_conv2d_native,
     depthwise_conv2d_native_backprop_filter as depthwise_conv2d_native_backprop_filter,
-    depthwise_conv2d_native_backprop_input as depthwise_conv2d_native_backprop_input,
-    separable_conv2d as separable_conv2d)
+    depthwise_conv2d_native_backprop_input as depthwise_conv2d_native_backprop_input)
 from tensorweave.ops.nn.norm_ops import (
     fused_batch_norm as fused_batch_norm,
     local_response_normalization as local_response_normalization, lrn as lrn)
@@ -70,4 +71,4 @@ from tensorweave.ops.nn.pool_argmax_ops import max_pool_with_argmax as max_pool_
 from tensorweave.ops.array.space_batch_ops import space_to_batch as space_to_batch
 from tensorweave.ops.array.depth_space_ops import (
     depth_to_space as depth_to_space, space_to_depth as space_to_depth)
-from tensorweave.ops.nn.space_to_batch_conv import with_space_to_batch as with_space_to_batch
+from tensorweave.nn_impl.space_to_batch_conv import with_space_to_batch as with_space_to_batch

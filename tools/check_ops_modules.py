@@ -24,21 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EXEMPT = {"tensorweave.ops.op_author"}
 
-# ops/ modules that define no op yet, each with why it is still here (issue 31 moved the
-# rest out). The list only shrinks: the check fails for a module missing from it, and for
-# one listed that now defines an op or is gone.
-PENDING: dict[str, str] = {
-    "tensorweave.ops.array.array_ops": "the array family's entry module (re-exports); "
-                                       "~60 modules import it",
-    "tensorweave.ops.control_flow.control_flow_ops": "the control-flow family's entry module "
-                                                     "(re-exports)",
-    "tensorweave.ops.nn.space_to_batch_conv": "with_space_to_batch; ops/nn/depthwise_ops "
-                                              "(dilated depthwise conv) builds on it",
-    "tensorweave.ops.tensor_array.tensor_array": "tf.TensorArray; cond_ops and while_ops "
-                                                 "carry TensorArrays, so it stays below them",
-}
-
-
 def modules_without_ops() -> list[str]:
     """The tensorweave.ops modules (dotted names) whose import defines no op, sorted."""
     sys.path.insert(0, str(ROOT))
@@ -63,16 +48,11 @@ def main() -> int:
             print(f"{len(path.read_text(encoding='utf-8').splitlines()):5d}  {name}")
         print(f"{len(missing)} ops/ modules define no op", file=sys.stderr)
         return 0
-    new = sorted(set(missing) - set(PENDING))
-    gone = sorted(set(PENDING) - set(missing))
-    if new:
+    if missing:
         print("tensorweave/ops/ holds op definitions only; these modules define no op:\n  "
-              + "\n  ".join(new) + "\nMove each to the layer that uses it (docs/architecture.md,"
-              " 'Where new things go').")
-    if gone:
-        print("tools/check_ops_modules.py: PENDING lists modules that now define an op or are "
-              "gone; remove them from the list:\n  " + "\n  ".join(gone))
-    return 1 if new or gone else 0
+              + "\n  ".join(missing) + "\nMove each to the layer that uses it "
+              "(docs/architecture.md, 'Where new things go').")
+    return 1 if missing else 0
 
 
 if __name__ == "__main__":

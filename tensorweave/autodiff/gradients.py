@@ -20,10 +20,10 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import register_symbolic_gradients
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math.math_ops import add_n
-from tensorweave.ops.array.array_ops import reshape, stack, unstack
-from tensorweave.ops.array.array_ops import ones_like
-from tensorweave.ops.array.array_ops import concat
-from tensorweave.ops.array.array_ops import zeros_like
+from tensorweave.ops.array import reshape, stack, unstack
+from tensorweave.ops.array import ones_like
+from tensorweave.ops.array import concat
+from tensorweave.ops.array import zeros_like
 from tensorweave.ops.tensor_array.tensor_array_ops import add_flow_grads
 
 

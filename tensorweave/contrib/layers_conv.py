@@ -22,9 +22,9 @@ from tensorweave.contrib.layers_impl import (
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
-from tensorweave.nn_impl import conv_wrappers
-from tensorweave.ops.nn import conv_ops, depthwise_ops, layer_ops, nn_ops, pool_ops
+from tensorweave.ops import array as array_ops
+from tensorweave.nn_impl import conv_wrappers, depthwise_conv
+from tensorweave.ops.nn import conv_ops, layer_ops, nn_ops, pool_ops
 from tensorweave.state.variable_scope import variable_scope
 from tensorweave.framework.tensor_shape import dimension_value
 
@@ -252,12 +252,12 @@ def separable_convolution2d(inputs: Any, num_outputs: int | None, kernel_size: A
                 weights_initializer if pointwise_initializer is None else pointwise_initializer,
                 weights_regularizer, trainable)
             _add_to_collections(pointwise, variables_collections, "weights")
-            outputs = depthwise_ops.separable_conv2d(x, depthwise, pointwise, strides,
+            outputs = depthwise_conv.separable_conv2d(x, depthwise, pointwise, strides,
                                                      padding.upper(), rate=[rh, rw],
                                                      data_format=fmt)
         else:
             n = channels * dm
-            outputs = depthwise_ops.depthwise_conv2d(x, depthwise, strides, padding.upper(),
+            outputs = depthwise_conv.depthwise_conv2d(x, depthwise, strides, padding.upper(),
                                                      rate=[rh, rw], data_format=fmt)
         return _finish(outputs, sc.name, n, nchw, activation_fn, normalizer_fn,
                        normalizer_params, biases_initializer, biases_regularizer, trainable,

@@ -22,7 +22,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Tensor
 from tensorweave.keras.layers.layer_utils import smart_cond, static_bool, training_as_float
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.array.unique_ops import unique
 from tensorweave.ops.math import math_ops

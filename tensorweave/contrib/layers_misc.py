@@ -18,7 +18,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import layer_ops, nn_extra_ops, nn_ops
 from tensorweave.state import init_ops

@@ -23,7 +23,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant, convert_to_tensor
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array.array_ops import reshape
+from tensorweave.ops.array import reshape
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.text_readers import TextLineDataset
 from tensorweave.ops.parsing.csv_ops import decode_csv

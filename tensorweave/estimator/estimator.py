@@ -28,7 +28,7 @@ from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorweave.estimator.warm_starting import WarmStartSettings, warm_start
 from tensorweave.framework.graph import Graph
 from tensorweave.framework.graph_defaults import GraphKeys, device
-from tensorweave.ops.control_flow.control_flow_ops import group
+from tensorweave.ops.control_flow import group
 from tensorweave.ops.random.random_ops import set_random_seed
 from tensorweave.platform import tf_logging as logging
 from tensorweave.summary.summary import scalar as summary_scalar

@@ -22,7 +22,7 @@ from tensorweave.framework.graph_defaults import (
     get_default_graph,
     name_scope,
 )
-from tensorweave.ops.control_flow.control_flow_ops import group
+from tensorweave.ops.control_flow import group
 from tensorweave.data.dataset import Dataset
 from tensorweave.ops.math.math_ops import cast, maximum, truediv
 from tensorweave.ops.state.state_ops import assign_add

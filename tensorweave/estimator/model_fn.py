@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from tensorweave.estimator.export_output import ExportOutput, PredictOutput
 from tensorweave.framework.graph_defaults import get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.array.array_ops import reshape
+from tensorweave.ops.array import reshape
 from tensorweave.train.scaffold import Scaffold
 from tensorweave.train.session_run_hook import SessionRunHook
 

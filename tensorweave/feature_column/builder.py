@@ -12,7 +12,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.sparse_tensor import (
     SparseTensor, convert_to_tensor_or_sparse_tensor)
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.sparse.conversion_ops import sparse_reshape

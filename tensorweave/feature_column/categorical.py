@@ -22,7 +22,8 @@ from tensorweave.ops.lookup.vocab_ops import vocabulary_lookup
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.parsing.parsing_ops import VarLenFeature
 from tensorweave.framework.graph_defaults import control_dependencies
-from tensorweave.ops.array import array_ops, core_ops
+from tensorweave.ops import array as array_ops
+from tensorweave.ops.array import core_ops
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.feature_column.builder import FeatureBuilder, map_values, to_sparse_ids
 

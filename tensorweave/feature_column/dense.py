@@ -17,7 +17,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.gather_nd_ops import scatter_nd
 from tensorweave.ops.array.index_ops import boolean_mask
 from tensorweave.ops.lookup.bucketize_ops import bucketize

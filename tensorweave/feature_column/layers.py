@@ -14,7 +14,7 @@ from tensorweave.framework.graph_defaults import GraphKeys
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.nn_impl.embedding_sparse import safe_embedding_lookup_sparse
 from tensorweave.ops.nn.layer_ops import bias_add

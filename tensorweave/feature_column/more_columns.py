@@ -25,7 +25,8 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import get_collection
 from tensorweave.framework.graph_defaults import add_to_collection, control_dependencies
 from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.ops.array import array_ops, core_ops
+from tensorweave.ops import array as array_ops
+from tensorweave.ops.array import core_ops
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.lookup.vocab_tables import index_table_from_file

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import clip_ops, math_ops
 from tensorweave.ops.nn import nn_ops, xent_ops
 

@@ -19,7 +19,7 @@ from tensorweave.framework.convert import constant, constant_value, convert_to_t
 from tensorweave.framework.graph import GraphKeys, add_to_collection, get_collection, name_scope
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import broadcast_shapes, dimension_value
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import xent_ops
 from tensorweave.ops.array.core_ops import identity

@@ -14,7 +14,7 @@ from typing import Any
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.tensor import Tensor
 from tensorweave.losses.losses_impl import Reduction, pairwise_loss
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import nn_ops
 

@@ -21,7 +21,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph_defaults import control_dependencies, name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow import assert_ops
 from tensorweave.ops.math import math_ops

@@ -17,7 +17,7 @@ from tensorweave.metrics.metric_utils import (
     add_to, broadcast_weights, check_same_shape, metric_variable,
     remove_squeezable_dimensions, safe_div)
 from tensorweave.metrics.metrics_impl import mean
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.state import scatter_ops, state_ops
 from tensorweave.state.variable_scope import variable_scope

@@ -19,7 +19,7 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.metrics.metric_utils import (
     add_to, broadcast_weights, check_same_shape, metric_variable,
     remove_squeezable_dimensions, safe_div)
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.assert_ops import assert_greater_equal, assert_less_equal
 from tensorweave.ops.math import math_ops

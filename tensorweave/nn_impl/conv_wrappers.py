@@ -25,7 +25,7 @@ from tensorweave.ops.nn.conv3d_ops import conv3d
 from tensorweave.ops.nn.conv_ops import conv2d
 from tensorweave.ops.nn.pool3d_ops import avg_pool3d, max_pool3d
 from tensorweave.ops.nn.pool_ops import avg_pool, max_pool
-from tensorweave.ops.nn.space_to_batch_conv import with_space_to_batch
+from tensorweave.nn_impl.space_to_batch_conv import with_space_to_batch
 
 
 def _ints(op_name: str, what: str, value: Any, n: int) -> list[int]:

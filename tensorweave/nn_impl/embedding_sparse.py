@@ -23,7 +23,8 @@ from tensorweave.framework.graph import name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array import array_ops, core_ops
+from tensorweave.ops import array as array_ops
+from tensorweave.ops.array import core_ops
 from tensorweave.ops.array.unique_ops import unique
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.math.div_no_nan_ops import div_no_nan

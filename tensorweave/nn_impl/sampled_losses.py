@@ -20,7 +20,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import candidate_sampling_ops as _cs
 from tensorweave.ops.nn.embedding_ops import embedding_lookup

@@ -41,7 +41,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "framework.graph_util": (_R,),
     "framework.function": (_R,),
     # --- ops
-    "ops.array_ops": (_R, "tensorweave.ops.array.array_ops"),
+    "ops.array_ops": (_R, "tensorweave.ops.array"),
     "ops.gen_array_ops": (_R,),
     "ops.math_ops": (_R, "tensorweave.math"),
     "ops.gen_math_ops": (_R, "tensorweave.math"),
@@ -94,7 +94,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ops.losses.util": ("tensorweave.losses",),
     "ops.rnn": ("tensorweave.nn", "tensorweave.rnn.rnn_ops",
                 "tensorweave.rnn.static_rnn"),
-    "ops.tensor_array_ops": (_R, "tensorweave.ops.tensor_array.tensor_array"),
+    "ops.tensor_array_ops": (_R, "tensorweave.data_flow.tensor_array"),
     "ops.rnn_cell": ("tensorweave.rnn.rnn_cell",),
     "ops.rnn_cell_impl": ("tensorweave.rnn.rnn_cell",),
     "ops.summary_op_util": ("tensorweave.summary.summary",),

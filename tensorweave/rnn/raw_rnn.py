@@ -40,7 +40,7 @@ from tensorweave.rnn.cell_base import check_cell
 from tensorweave.rnn.rnn_ops import _check_no_new_variables
 from tensorweave.rnn.rnn_util import masked
 from tensorweave.state.variable_scope import variable_scope
-from tensorweave.ops.tensor_array.tensor_array import TensorArray
+from tensorweave.data_flow.tensor_array import TensorArray
 
 __all__ = ["raw_rnn"]
 

@@ -27,7 +27,7 @@ from tensorweave.state.variable_initializers import global_variables_initializer
 from tensorweave.state.variable_initializers import local_variables_initializer
 from tensorweave.state.variable_initializers import tables_initializer as tables_initializer
 from tensorweave.state.variable_initializers import variables_initializer
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.linalg.linalg_ops import qr
 from tensorweave.ops.math import math_ops
 

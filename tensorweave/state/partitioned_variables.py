@@ -33,7 +33,8 @@ from tensorweave.state.partitioners import (
     Partitioner, fixed_size_partitioner as fixed_size_partitioner,
     min_max_variable_partitioner as min_max_variable_partitioner,
     variable_axis_size_partitioner as variable_axis_size_partitioner)
-from tensorweave.ops.array import array_ops, core_ops, index_ops
+from tensorweave.ops import array as array_ops
+from tensorweave.ops.array import core_ops, index_ops
 from tensorweave.ops.nn.embedding_ops import gather_partitioned
 
 __all__ = ["PartitionedVariable", "SaveSliceInfo", "fixed_size_partitioner",

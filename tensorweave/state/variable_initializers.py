@@ -12,7 +12,8 @@ from typing import Any
 
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.array import array_ops, core_ops
+from tensorweave.ops import array as array_ops
+from tensorweave.ops.array import core_ops
 from tensorweave.ops.state import state_ops
 from tensorweave.state.variables import global_variables, local_variables
 

@@ -26,8 +26,8 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, control_dependencies, name_scope
 from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import as_shape
-from tensorweave.ops.array.array_ops import gather, shape, size
-from tensorweave.ops.array.array_ops import range as _range
+from tensorweave.ops.array import gather, shape, size
+from tensorweave.ops.array import range as _range
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.data_flow.count_ops import count_up_to

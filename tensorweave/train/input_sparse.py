@@ -23,7 +23,7 @@ from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph import control_dependencies
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.math.scan_ops import cumsum

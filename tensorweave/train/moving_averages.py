@@ -19,8 +19,8 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.array.array_ops import zeros
-from tensorweave.ops.control_flow.control_flow_ops import group
+from tensorweave.ops.array import zeros
+from tensorweave.ops.control_flow import group
 from tensorweave.train.slot_creator import create_slot, create_zeros_slot
 from tensorweave.state.init_ops import zeros_initializer
 from tensorweave.state.variable_scope import (get_variable, get_variable_scope,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.ops.control_flow import control_flow_ops
+from tensorweave.ops import control_flow as control_flow_ops
 from tensorweave.state import variable_initializers as var_init
 from tensorweave.state import variables
 from tensorweave.train.hook_utils import log, merge_all_summaries

@@ -27,7 +27,7 @@ from typing import Any
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.ops.control_flow import control_flow_ops
+from tensorweave.ops import control_flow as control_flow_ops
 from tensorweave.state import variable_initializers as var_init
 from tensorweave.train import training_util
 from tensorweave.train.coordinator import Coordinator, LooperThread

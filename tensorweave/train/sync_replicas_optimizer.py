@@ -35,14 +35,14 @@ from tensorweave.framework.graph import device as device_scope
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.array.array_ops import fill
-from tensorweave.ops.control_flow.control_flow_ops import group
+from tensorweave.ops.array import fill
+from tensorweave.ops.control_flow import group
 from tensorweave.ops.array.core_ops import identity, no_op
 from tensorweave.data_flow.data_flow_ops import FIFOQueue
 from tensorweave.framework.device import device_task
 from tensorweave.ops.data_flow.accumulator_ops import (
     ConditionalAccumulator, SparseConditionalAccumulator, from_replica)
-from tensorweave.ops.array.array_ops import expand_dims
+from tensorweave.ops.array import expand_dims
 from tensorweave.ops.math.math_ops import maximum
 from tensorweave.ops.state.state_ops import assign, assign_add
 from tensorweave.state.variables import Variable, global_variables

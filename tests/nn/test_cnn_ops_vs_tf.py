@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.nn_impl import conv_wrappers
-from tensorweave.ops.nn import conv3d_ops, depthwise_ops, norm_ops, pool3d_ops, pool_argmax_ops
+from tensorweave.nn_impl import conv_wrappers, depthwise_conv
+from tensorweave.ops.nn import conv3d_ops, norm_ops, pool3d_ops, pool_argmax_ops
 
 from cnn_reference_values import REF
 
@@ -26,16 +26,16 @@ X5, W5 = arr((2, 5, 6, 4, 3), 0.23), arr((2, 3, 2, 3, 2), 0.41, 0.3)
 S1, W1 = arr((2, 9, 3), 0.31), arr((3, 3, 4), 0.47, 0.2)
 SCALE, OFFSET = [1.0, 2.0, 0.5, 1.5], [0.1, -0.2, 0.3, 0.0]
 MEAN, VAR = [0.1, 0.0, -0.1, 0.2], [0.5, 1.0, 1.5, 0.8]
-dw, nb, ax, cw = depthwise_ops, norm_ops, pool_argmax_ops, conv_wrappers
+dc, nb, ax, cw = depthwise_conv, norm_ops, pool_argmax_ops, conv_wrappers
 
 
 def _cases():
     c = {}
     for pad in ["SAME", "VALID"]:
-        c[f"dw_{pad}_s2"] = lambda x, w, p=pad: dw.depthwise_conv2d(x, w, [1, 2, 2, 1], p)
-        c[f"dw_{pad}_r2"] = lambda x, w, p=pad: dw.depthwise_conv2d(x, w, [1, 1, 1, 1], p,
+        c[f"dw_{pad}_s2"] = lambda x, w, p=pad: dc.depthwise_conv2d(x, w, [1, 2, 2, 1], p)
+        c[f"dw_{pad}_r2"] = lambda x, w, p=pad: dc.depthwise_conv2d(x, w, [1, 1, 1, 1], p,
                                                                     rate=[2, 2])
-        c[f"sep_{pad}"] = lambda x, w, p=pad: dw.separable_conv2d(x, w, tf.constant(PW),
+        c[f"sep_{pad}"] = lambda x, w, p=pad: dc.separable_conv2d(x, w, tf.constant(PW),
                                                                   [1, 1, 1, 1], p)
         c[f"atrous_{pad}"] = lambda x, w, p=pad: cw.atrous_conv2d(
             x, tf.constant(arr((3, 2, 4, 5), 0.13)), 2, p)

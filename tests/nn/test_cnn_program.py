@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.ops.nn import depthwise_ops, norm_ops
+from tensorweave.nn_impl import depthwise_conv
+from tensorweave.ops.nn import norm_ops
 
 
 def _data(rng, n):
@@ -30,7 +31,7 @@ def _model(images, is_training):
                               initializer=tf.truncated_normal_initializer(stddev=0.1))
         pwk = tf.get_variable("pointwise", [1, 1, 16, 32],
                               initializer=tf.truncated_normal_initializer(stddev=0.1))
-        sep = depthwise_ops.separable_conv2d(pool1, dwk, pwk, [1, 1, 1, 1], "SAME")
+        sep = depthwise_conv.separable_conv2d(pool1, dwk, pwk, [1, 1, 1, 1], "SAME")
         gamma = tf.get_variable("gamma", [32], initializer=tf.ones_initializer())
         beta = tf.get_variable("beta", [32], initializer=tf.zeros_initializer())
         bn, _, _ = norm_ops.fused_batch_norm(sep, gamma, beta, is_training=is_training)
@@ -61,8 +62,9 @@ def test_cnn_loss_falls():
 
 def test_public_names_are_wired():
     import tensorweave as tf
-    from tensorweave.ops.nn import depthwise_ops, norm_ops, pool_argmax_ops
-    assert tf.nn.depthwise_conv2d is depthwise_ops.depthwise_conv2d
+    from tensorweave.nn_impl import depthwise_conv
+    from tensorweave.ops.nn import norm_ops, pool_argmax_ops
+    assert tf.nn.depthwise_conv2d is depthwise_conv.depthwise_conv2d
     assert tf.nn.lrn is norm_ops.lrn and tf.nn.fused_batch_norm is norm_ops.fused_batch_norm
     assert tf.nn.max_pool_with_argmax is pool_argmax_ops.max_pool_with_argmax
     for name in ("conv1d", "conv3d", "atrous_conv2d", "separable_conv2d", "max_pool3d",

@@ -11,6 +11,7 @@ import tensorweave as tf
 from tensorweave.keras.layers.convolutional_depthwise import DepthwiseConv2D
 from tensorweave.layers.convolutional_separable import SeparableConv2D, separable_conv2d
 from tensorweave.nn_impl import conv_wrappers as cw
+from tensorweave.nn_impl import depthwise_conv as dc
 from tensorweave.ops.nn import depthwise_ops as dw
 
 from nn_helpers import RNG, check_grads, ref_conv2d, run
@@ -26,7 +27,7 @@ def ref_depthwise(x, w, s, padding, d=1):
 @pytest.mark.parametrize("stride, rate", [(1, 1), (2, 1), (3, 1), (1, 2), (1, 3)])
 def test_depthwise_forward_matches_naive(padding, stride, rate):
     x, w = RNG.normal(size=(2, 9, 8, 3)), RNG.normal(size=(3, 2, 3, 2))
-    out = run(lambda a, b: dw.depthwise_conv2d(a, b, [1, stride, stride, 1], padding,
+    out = run(lambda a, b: dc.depthwise_conv2d(a, b, [1, stride, stride, 1], padding,
                                                rate=[rate, rate]), x, w)
     np.testing.assert_allclose(out, ref_depthwise(x, w, stride, padding, rate), rtol=1e-10,
                                atol=1e-12)
@@ -37,17 +38,17 @@ def test_depthwise_channel_order_is_channel_major():
     x = np.zeros((1, 1, 1, 2))
     x[..., 1] = 1.0
     w = np.arange(2 * 3, dtype=np.float64).reshape(1, 1, 2, 3)
-    out = run(lambda a, b: dw.depthwise_conv2d(a, b, [1, 1, 1, 1], "VALID"), x, w)
+    out = run(lambda a, b: dc.depthwise_conv2d(a, b, [1, 1, 1, 1], "VALID"), x, w)
     assert out.ravel().tolist() == [0, 0, 0, 3, 4, 5]
 
 
 def test_depthwise_nchw_equals_nhwc_and_dilations_alias():
     x, w = RNG.normal(size=(2, 7, 6, 3)), RNG.normal(size=(3, 3, 3, 2))
-    nhwc = run(lambda a, b: dw.depthwise_conv2d(a, b, [1, 2, 2, 1], "SAME"), x, w)
-    nchw = run(lambda a, b: dw.depthwise_conv2d(a, b, [1, 1, 2, 2], "SAME",
+    nhwc = run(lambda a, b: dc.depthwise_conv2d(a, b, [1, 2, 2, 1], "SAME"), x, w)
+    nchw = run(lambda a, b: dc.depthwise_conv2d(a, b, [1, 1, 2, 2], "SAME",
                                                 data_format="NCHW"), x.transpose(0, 3, 1, 2), w)
     np.testing.assert_allclose(nchw.transpose(0, 2, 3, 1), nhwc, rtol=1e-12)
-    a = run(lambda a, b: dw.depthwise_conv2d(a, b, [1, 1, 1, 1], "SAME", dilations=[2, 2]), x, w)
+    a = run(lambda a, b: dc.depthwise_conv2d(a, b, [1, 1, 1, 1], "SAME", dilations=[2, 2]), x, w)
     np.testing.assert_allclose(a, ref_depthwise(x, w, 1, "SAME", 2), rtol=1e-10, atol=1e-12)
 
 
@@ -59,7 +60,7 @@ def test_depthwise_gradients(padding, stride, rate, fmt):
     if fmt == "NCHW":
         x = x.transpose(0, 3, 1, 2)
     s = [1, stride, stride, 1] if fmt == "NHWC" else [1, 1, stride, stride]
-    check_grads(lambda a, b: dw.depthwise_conv2d(a, b, s, padding, rate=[rate, rate],
+    check_grads(lambda a, b: dc.depthwise_conv2d(a, b, s, padding, rate=[rate, rate],
                                                  data_format=fmt), x, w)
 
 
@@ -77,18 +78,18 @@ def test_depthwise_graph_and_shapes():
     with tf.Graph().as_default() as g:
         x = tf.placeholder(tf.float32, [None, 32, 32, 16])
         w = tf.placeholder(tf.float32, [3, 3, 16, 2])
-        y = dw.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME")
+        y = dc.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME")
         assert y.shape.as_list() == [None, 32, 32, 32]
         assert y.op.type == "DepthwiseConv2dNative" and y.op.name == "depthwise"
-        assert dw.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID").shape.as_list() == \
+        assert dc.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID").shape.as_list() == \
             [None, 15, 15, 32]
-        assert dw.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID", rate=[2, 3]).shape.as_list() \
+        assert dc.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID", rate=[2, 3]).shape.as_list() \
             == [None, 28, 26, 32]
         gx, gw = tf.gradients(tf.reduce_sum(y), [x, w])
         assert gx.op.type == "DepthwiseConv2dNativeBackpropInput"
         assert gw.op.type == "DepthwiseConv2dNativeBackpropFilter"
         assert gw.shape.as_list() == [3, 3, 16, 2]
-        sep = dw.separable_conv2d(x, w, tf.ones([1, 1, 32, 8]), [1, 1, 1, 1], "SAME")
+        sep = dc.separable_conv2d(x, w, tf.ones([1, 1, 32, 8]), [1, 1, 1, 1], "SAME")
         assert sep.shape.as_list() == [None, 32, 32, 8] and sep.op.type == "Conv2D"
         assert g.get_operation_by_name("separable_conv2d/depthwise").type == \
             "DepthwiseConv2dNative"
@@ -98,26 +99,26 @@ def test_depthwise_errors_name_the_problem():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [8, 16, 16, 3], name="images")
         with pytest.raises(ValueError, match=r"input channels \(3\).*in_channels \(4\)"):
-            dw.depthwise_conv2d(x, tf.ones([3, 3, 4, 1]), [1, 1, 1, 1], "SAME")
+            dc.depthwise_conv2d(x, tf.ones([3, 3, 4, 1]), [1, 1, 1, 1], "SAME")
         with pytest.raises(ValueError, match="strides > 1 not supported in conjunction with "
                                              "rate > 1"):
-            dw.depthwise_conv2d(x, tf.ones([3, 3, 3, 1]), [1, 2, 2, 1], "SAME", rate=[2, 2])
+            dc.depthwise_conv2d(x, tf.ones([3, 3, 3, 1]), [1, 2, 2, 1], "SAME", rate=[2, 2])
         with pytest.raises(ValueError, match="EXPLICIT.*tf.pad"):
-            dw.depthwise_conv2d(x, tf.ones([3, 3, 3, 1]), [1, 1, 1, 1], "EXPLICIT")
+            dc.depthwise_conv2d(x, tf.ones([3, 3, 3, 1]), [1, 1, 1, 1], "EXPLICIT")
         with pytest.raises(ValueError, match=r"pointwise_filter .* \[1, 1, in_channels"):
-            dw.separable_conv2d(x, tf.ones([3, 3, 3, 1]), tf.ones([3, 3, 3, 4]), [1, 1, 1, 1],
+            dc.separable_conv2d(x, tf.ones([3, 3, 3, 1]), tf.ones([3, 3, 3, 4]), [1, 1, 1, 1],
                                 "SAME")
         with pytest.raises(ValueError, match="window .* larger than the input"):
-            dw.depthwise_conv2d(x, tf.ones([17, 3, 3, 1]), [1, 1, 1, 1], "VALID")
+            dc.depthwise_conv2d(x, tf.ones([17, 3, 3, 1]), [1, 1, 1, 1], "VALID")
 
 
 def test_separable_conv2d_equals_depthwise_then_pointwise():
     x, d, p = RNG.normal(size=(2, 8, 7, 3)), RNG.normal(size=(3, 3, 3, 2)), \
         RNG.normal(size=(1, 1, 6, 4))
-    out = run(lambda a, b, c: dw.separable_conv2d(a, b, c, [1, 2, 2, 1], "SAME"), x, d, p)
+    out = run(lambda a, b, c: dc.separable_conv2d(a, b, c, [1, 2, 2, 1], "SAME"), x, d, p)
     want = ref_depthwise(x, d, 2, "SAME") @ p[0, 0]
     np.testing.assert_allclose(out, want, rtol=1e-10, atol=1e-12)
-    check_grads(lambda a, b, c: dw.separable_conv2d(a, b, c, [1, 1, 1, 1], "VALID",
+    check_grads(lambda a, b, c: dc.separable_conv2d(a, b, c, [1, 1, 1, 1], "VALID",
                                                     rate=[2, 2]), x[:1, :6, :6], d, p)
 
 

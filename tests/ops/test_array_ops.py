@@ -6,7 +6,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework.convert import constant_value
-from tensorweave.ops.array import array_ops as A
+from tensorweave.ops import array as A
 
 pytestmark = pytest.mark.usefixtures("graph")
 

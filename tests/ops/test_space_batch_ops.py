@@ -14,8 +14,9 @@ from tensorweave.framework import errors
 from tensorweave.ops.array import depth_space_ops as ds
 from tensorweave.ops.array import space_batch_ops as sb
 from tensorweave.nn_impl import conv_wrappers as cw
+from tensorweave.nn_impl import depthwise_conv as dc
 from tensorweave.ops.nn import depthwise_ops as dw
-from tensorweave.ops.nn import space_to_batch_conv as sbc
+from tensorweave.nn_impl import space_to_batch_conv as sbc
 
 from nn_helpers import RNG, check_grads, run
 
@@ -247,7 +248,7 @@ def test_depthwise_rate2_built_with_space_to_batch(padding, fmt):
     if fmt == "NCHW":
         x = x.transpose(0, 3, 1, 2)
     new, types = _values_and_grads(
-        lambda a_, b_: dw.depthwise_conv2d(a_, b_, [1, 1, 1, 1], padding, rate=[2, 2],
+        lambda a_, b_: dc.depthwise_conv2d(a_, b_, [1, 1, 1, 1], padding, rate=[2, 2],
                                            data_format=fmt), x, w)
     old, _ = _values_and_grads(lambda a_, b_: _dilated_native(a_, b_, 2, padding, fmt), x, w)
     assert {"SpaceToBatchND", "BatchToSpaceND", "DepthwiseConv2dNative"} <= types
@@ -258,7 +259,7 @@ def test_depthwise_rate2_built_with_space_to_batch(padding, fmt):
 def test_dilated_graphs_carry_no_dilations_attr():
     with tf.Graph().as_default() as g:
         x = tf.placeholder(tf.float32, [1, 9, 9, 2])
-        sep = dw.separable_conv2d(x, tf.ones([3, 3, 2, 1]), tf.ones([1, 1, 2, 4]), [1, 1, 1, 1],
+        sep = dc.separable_conv2d(x, tf.ones([3, 3, 2, 1]), tf.ones([1, 1, 2, 4]), [1, 1, 1, 1],
                                   "SAME", rate=2)
         atr = cw.atrous_conv2d(x, tf.ones([3, 3, 2, 4]), 2, "SAME")
         conv = cw.convolution(x, tf.ones([3, 3, 2, 4]), "VALID", dilation_rate=[2, 3])
@@ -297,7 +298,7 @@ def test_dilated_pool_and_dynamic_spatial_shape():
     w = RNG.normal(size=(3, 3, 3, 2))
     with tf.Graph().as_default():
         ph = tf.placeholder(tf.float64, [None, None, None, 3])
-        y = dw.depthwise_conv2d(ph, w, [1, 1, 1, 1], "SAME", rate=[2, 3])
+        y = dc.depthwise_conv2d(ph, w, [1, 1, 1, 1], "SAME", rate=[2, 3])
         ref = dw.depthwise_conv2d_native(tf.constant(x), w, [1, 1, 1, 1], "SAME",
                                          dilations=[1, 2, 3, 1])
         assert y.shape.as_list() == [None, None, None, 6]

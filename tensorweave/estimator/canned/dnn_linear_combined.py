@@ -33,7 +33,7 @@ from tensorweave.framework.graph_defaults import (
     GraphKeys, control_dependencies, get_collection)
 from tensorweave.framework.tensor import Tensor
 from tensorweave.losses.losses_impl import Reduction
-from tensorweave.ops.control_flow.control_flow_ops import group
+from tensorweave.ops.control_flow import group
 from tensorweave.ops.nn.nn_ops import relu
 from tensorweave.ops.state.state_ops import assign_add
 from tensorweave.state.variable_scope import variable_scope

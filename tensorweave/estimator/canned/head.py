@@ -31,7 +31,7 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.losses.losses_impl import Reduction, compute_weighted_loss
 from tensorweave.metrics.confusion_metrics import auc, precision, recall
 from tensorweave.metrics.metrics_impl import accuracy, mean
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.lookup.hash_ops import as_string
 from tensorweave.lookup.vocab_tables import index_to_string_table_from_tensor
 from tensorweave.ops.math import math_ops

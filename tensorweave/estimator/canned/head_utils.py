@@ -24,9 +24,9 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.losses.losses_impl import Reduction
 from tensorweave.metrics.metric_utils import broadcast_weights
 from tensorweave.metrics.metrics_impl import mean
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.core_ops import identity
-from tensorweave.ops.control_flow.control_flow_ops import (
+from tensorweave.ops.control_flow import (
     assert_equal, assert_less_equal, assert_non_negative, group)
 from tensorweave.ops.lookup.hash_ops import as_string
 from tensorweave.lookup.vocab_tables import index_table_from_tensor

@@ -27,7 +27,7 @@ from tensorweave.feature_column.layers import linear_model
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.tensor import Tensor
 from tensorweave.losses.losses_impl import Reduction
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.state.partitioners import min_max_variable_partitioner
 from tensorweave.state.variable_scope import variable_scope
 from tensorweave.math_impl.stats_ops import zero_fraction

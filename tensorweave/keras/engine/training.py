@@ -26,9 +26,9 @@ from tensorweave.keras import metrics as keras_metrics
 from tensorweave.keras import optimizers
 from tensorweave.keras.callbacks import CallbackList
 from tensorweave.keras.engine import training_dataset
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.core_ops import placeholder
-from tensorweave.ops.control_flow.control_flow_ops import group
+from tensorweave.ops.control_flow import group
 from tensorweave.ops.math import math_ops
 from tensorweave.train.saver import Saver
 

@@ -18,7 +18,7 @@ import numpy as np
 from tensorweave.framework.errors import OutOfRangeError
 from tensorweave.framework.tensor import Tensor
 from tensorweave.keras import backend
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.data.dataset import Dataset
 
 

@@ -13,7 +13,7 @@ from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import activations
 from tensorweave.keras.engine.base_layer import Layer
 from tensorweave.keras.layers.layer_utils import normalize_data_format, normalize_tuple
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.nn import nn_ops
 
 

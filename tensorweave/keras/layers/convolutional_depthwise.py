@@ -16,7 +16,7 @@ from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import initializers, regularizers
 from tensorweave.keras.layers.convolutional import Conv2D
 from tensorweave.keras.layers.layer_utils import conv_output_length, nhwc
-from tensorweave.ops.nn import depthwise_ops
+from tensorweave.nn_impl import depthwise_conv
 
 
 def _in_channels(layer: Conv2D, input_shape: Any) -> int:
@@ -83,7 +83,7 @@ class SeparableConv2D(Conv2D):
 
     def call(self, inputs: Any) -> Any:
         fmt = nhwc(self.data_format)
-        out = depthwise_ops.separable_conv2d(
+        out = depthwise_conv.separable_conv2d(
             inputs, self.depthwise_kernel, self.pointwise_kernel, strides=list(self.strides),
             padding=self.padding, rate=list(self.dilation_rate), data_format=fmt)
         return self._bias_and_activation(out, fmt)
@@ -131,7 +131,7 @@ class DepthwiseConv2D(Conv2D):
 
     def call(self, inputs: Any) -> Any:
         fmt = nhwc(self.data_format)
-        out = depthwise_ops.depthwise_conv2d(inputs, self.depthwise_kernel,
+        out = depthwise_conv.depthwise_conv2d(inputs, self.depthwise_kernel,
                                              strides=list(self.strides), padding=self.padding,
                                              rate=list(self.dilation_rate), data_format=fmt)
         return self._bias_and_activation(out, fmt)

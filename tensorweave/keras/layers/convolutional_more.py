@@ -16,7 +16,7 @@ from typing import Any
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras.layers.convolutional import Conv2D
 from tensorweave.keras.layers.layer_utils import conv_output_length, nhwc, normalize_tuple
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.nn import conv_ops, layer_ops
 
 

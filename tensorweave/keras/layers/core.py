@@ -17,7 +17,7 @@ from tensorweave.keras import activations, initializers, regularizers
 from tensorweave.keras.engine.base_layer import Layer
 from tensorweave.keras.layers.layer_utils import (
     normalize_data_format, smart_cond, static_bool)
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import layer_ops

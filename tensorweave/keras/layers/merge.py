@@ -12,7 +12,7 @@ from functools import reduce
 from typing import Any
 
 from tensorweave.keras.engine.base_layer import Layer
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 
 

@@ -24,7 +24,7 @@ from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import initializers, regularizers
 from tensorweave.keras.engine.base_layer import Layer
 from tensorweave.keras.layers.layer_utils import smart_cond, static_bool, training_as_float
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import layer_ops
 from tensorweave.ops.state import state_ops

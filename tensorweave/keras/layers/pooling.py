@@ -11,7 +11,7 @@ from tensorweave.keras.engine.base_layer import Layer
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras.layers.layer_utils import (
     conv_output_length, nhwc, normalize_data_format, normalize_padding, normalize_tuple)
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import pool_ops
 

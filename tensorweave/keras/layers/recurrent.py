@@ -23,7 +23,7 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import activations, initializers, regularizers
 from tensorweave.keras.engine.base_layer import Layer
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 
 

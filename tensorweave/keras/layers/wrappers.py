@@ -11,7 +11,7 @@ from typing import Any
 
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras.engine.base_layer import Layer
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 
 

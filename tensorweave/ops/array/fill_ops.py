@@ -1,7 +1,7 @@
 """Value-making array ops: Transpose, Fill (zeros/ones), ZerosLike, OnesLike, Range,
 StopGradient.
 
-Public functions are re-exported by `tensorweave.ops.array.array_ops`.
+Public functions are re-exported by the package, `tensorweave.ops.array`.
 
 Example:
     >>> tf.transpose(tf.zeros([2, 3])).shape.as_list()

@@ -1,7 +1,7 @@
 """Indexing array ops: GatherV2 (gradient: IndexedSlices on axis 0), OneHot,
 BooleanMask, with their gradient ops GatherV2Grad and BooleanMaskGrad.
 
-Public functions are re-exported by `tensorweave.ops.array.array_ops`.
+Public functions are re-exported by the package, `tensorweave.ops.array`.
 
 Example:
     >>> tf.gather(tf.zeros([5, 3]), [[0, 4]]).shape.as_list()

@@ -1,7 +1,7 @@
 """Joining and splitting array ops: Pack (stack), Unpack (unstack), ConcatV2,
 Split/SplitV.
 
-Public functions are re-exported by `tensorweave.ops.array.array_ops`.
+Public functions are re-exported by the package, `tensorweave.ops.array`.
 
 Example:
     >>> tf.concat([tf.zeros([2, 3]), tf.ones([2, 1])], axis=1).shape.as_list()

@@ -1,7 +1,7 @@
 """Repeating and padding array ops: Tile, Pad (PadV2) and MirrorPad, with their
 gradient ops TileGrad and MirrorPadGrad.
 
-Public functions are re-exported by `tensorweave.ops.array.array_ops`.
+Public functions are re-exported by the package, `tensorweave.ops.array`.
 
 Example:
     >>> tf.pad(tf.zeros([2, 3]), [[1, 1], [0, 2]]).shape.as_list()

@@ -1,7 +1,7 @@
 """Shape-level array ops: Shape, Size, Rank, Reshape, ExpandDims, Squeeze (the helpers
 shared by the array op files are in `core_ops`).
 
-Public functions are re-exported by `tensorweave.ops.array.array_ops`.
+Public functions are re-exported by the package, `tensorweave.ops.array`.
 
 Example:
     >>> x = tf.zeros([2, 3])

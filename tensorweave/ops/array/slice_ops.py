@@ -1,7 +1,7 @@
 """Slicing array ops: Slice, StridedSlice and `Tensor.__getitem__` (installed on
 import), with their gradient ops SliceGrad and StridedSliceGrad.
 
-Public functions are re-exported by `tensorweave.ops.array.array_ops`.
+Public functions are re-exported by the package, `tensorweave.ops.array`.
 
 Example:
     >>> x = tf.zeros([4, 5, 6])

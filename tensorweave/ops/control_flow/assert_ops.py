@@ -20,7 +20,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.core_ops import no_op
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.math import math_ops
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 
 
 # ==== grouping ======================================================================

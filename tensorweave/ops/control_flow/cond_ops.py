@@ -27,7 +27,7 @@ from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape
 from tensorweave.ops.control_flow.assert_ops import Assert
-from tensorweave.ops.tensor_array.tensor_array import from_flows, is_tensor_array, to_flows
+from tensorweave.framework.composite_values import from_flows, is_composite_value, to_flows
 from tensorweave.ops.control_flow.while_ops import (_densify, _differentiable, _kernel_result,
                                                _pytuple, _shapes_attr, _zeros_grad,
                                                replaying)
@@ -243,8 +243,8 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
         raise ValueError(f"pred of tf.cond must be a scalar, got {pred_t.name} with shape "
                          f"{pred_t.shape}")
     base = name or "cond"
-    # TensorArrays leave the branches as their flows and come back as TensorArrays
-    # (sharing the true branch's settings), as in TF's cond.
+    # TensorArrays (registered composite values) leave the branches as their flows and
+    # come back as TensorArrays (sharing the true branch's settings), as in TF's cond.
     returned: list[Any] = []
 
     def flows_of(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -259,7 +259,7 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
     _check_branch_outputs(then_g, else_g)
     results = _build_if(pred_t, then_g, else_g, [], name=base)
     out = _restructure(then_g.structured_outputs, results)
-    if returned and any(is_tensor_array(x) for x in flatten(returned[0])):
+    if returned and any(is_composite_value(x) for x in flatten(returned[0])):
         rebuilt = from_flows(returned[0], flatten(out))
         out = pack_sequence_as(returned[0], rebuilt) \
             if isinstance(returned[0], (list, _pytuple, dict)) else rebuilt[0]

@@ -24,7 +24,7 @@ from tensorweave.framework.graph import colocate_with, control_dependencies, get
 from tensorweave.ops.op_author import create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.ops.array.core_ops import identity
-from tensorweave.ops.control_flow.control_flow_ops import group
+from tensorweave.ops.control_flow.assert_ops import group
 from tensorweave.ops.math.cwise_ops import _is_float, check_dtype
 
 

@@ -56,7 +56,7 @@ from tensorweave.framework.op_def import symbolic_gradients
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
-from tensorweave.ops.array.array_ops import stop_gradient
+from tensorweave.ops.array import stop_gradient
 from tensorweave.ops.control_flow.while_ops import (_densify, _differentiable, _kernel_result,
                                                _shapes_attr, _zeros_grad, replaying)
 from tensorweave.ops.control_flow.while_ops import _check_step, _shape_leq

@@ -32,14 +32,14 @@ from tensorweave.framework.op_def import symbolic_gradients
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims
 from tensorweave.kernels.tensor_array_value import REPLAYING
-from tensorweave.ops.array.array_ops import stop_gradient, zeros_like
+from tensorweave.ops.array import stop_gradient, zeros_like
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.op_author import REQUIRED, define_op
-from tensorweave.ops.tensor_array.tensor_array import from_flows, to_flows
+from tensorweave.framework.composite_values import from_flows, to_flows
 from tensorweave.ops.tensor_array.tensor_array_ops import zeros_flow
 
 # ---- shared helpers of the family (formerly util.py) ----
-_pytuple = builtins.tuple  # control_flow_ops defines tf's `tuple`
+_pytuple = builtins.tuple  # the family's package exports tf's `tuple` (assert_ops)
 
 
 def _shapes_attr(shapes: Sequence[TensorShape]) -> list[Any]:
@@ -297,8 +297,8 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     g = get_default_graph()
     base = name or "while"
     single = not isinstance(loop_vars, (list, _pytuple, dict))
-    # TensorArrays ride through the loop as their flows; body and caller get
-    # TensorArrays again (TF's while_loop does the same).
+    # TensorArrays (registered composite values) ride through the loop as their flows;
+    # body and caller get TensorArrays again (TF's while_loop does the same).
     ta_template = [loop_vars] if single else loop_vars
     structure = to_flows(ta_template)
     flat_vars = [convert_to_tensor(v) for v in flatten(structure)]

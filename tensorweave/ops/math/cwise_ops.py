@@ -229,7 +229,8 @@ def broadcast_to_like(x: Tensor, like: Tensor) -> Tensor:
 
 
 def _filled_like(value: float, like: Tensor) -> Tensor:
-    # A constant broadcast to `like`'s run-time shape: zeros/ones without array_ops.
+    # A constant broadcast to `like`'s run-time shape: zeros/ones without ops.array
+    # (which builds on this family).
     return create_tensor("BroadcastToLike", [convert_to_tensor(value, dtype=like.dtype.base_dtype),
                                        like])
 

@@ -291,7 +291,7 @@ def _indexed_slices_to_dense(slices: IndexedSlices, dtype: Any = None, name: str
     if value is not None:
         rows = convert_to_tensor(np.int32(np.ravel(value)[0]))
     else:
-        rows = slices.dense_shape[0]  # dynamic: Tensor.__getitem__ from array_ops
+        rows = slices.dense_shape[0]  # dynamic: Tensor.__getitem__ from ops.array.slice_ops
     return create_tensor("UnsortedSegmentSum", [slices.values, slices.indices, rows],
                    name=name or "IndexedSlicesToDense")
 

@@ -25,7 +25,7 @@ from tensorweave.ops.nn.nn_ops import check_float, create, same_dtype
 from tensorweave.kernels.window_geometry import (
     check_format, from_nhwc, from_nhwc_dims, known_out_size, nhwc_dims, out_size, pads,
     scatter_taps, spatial, to_nhwc, windows)
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 
 _CONV_ATTRS = {"strides": [1, 1, 1, 1], "padding": "VALID", "data_format": "NHWC",
                "dilations": [1, 1, 1, 1]}

@@ -26,7 +26,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops.op_author import REQUIRED, create_op, create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.math import clip_ops, math_ops
 from tensorweave.ops.nn import shard_ids_ops

@@ -17,7 +17,7 @@ from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, broadcast_shapes, dimension_value
 from tensorweave.ops.nn.nn_ops import check_float, same_dtype, create
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.random import random_ops
 

@@ -20,7 +20,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.framework.graph_defaults import control_dependencies, name_scope
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.core_ops import identity
 from tensorweave.ops.array.fill_ops import range as _range
 from tensorweave.ops.array.join_ops import concat

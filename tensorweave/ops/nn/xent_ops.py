@@ -23,7 +23,7 @@ from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.nn.nn_ops import check_float, create, norm_axis, same_dtype, same_shape
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 
 

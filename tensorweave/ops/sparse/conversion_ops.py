@@ -23,7 +23,8 @@ from tensorweave.framework.graph import name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, dimension_value
-from tensorweave.ops.array import array_ops, core_ops
+from tensorweave.ops import array as array_ops
+from tensorweave.ops.array import core_ops
 from tensorweave.ops.array.core_ops import shape_from_tensor
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.math import math_ops

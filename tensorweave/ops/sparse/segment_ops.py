@@ -20,7 +20,7 @@ from tensorweave.framework.convert import constant_value, convert_to_tensor
 from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.sparse.conversion_ops import create
 

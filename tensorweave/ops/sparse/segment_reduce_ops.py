@@ -21,7 +21,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.framework.graph import name_scope
 from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Operation, Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.sparse.segment_ops import _check_ids, _segment_shape, segment_sum
 from tensorweave.ops.sparse.conversion_ops import create

@@ -20,7 +20,7 @@ from tensorweave.framework.graph import control_dependencies, name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.op_author import REQUIRED, define_op
@@ -162,7 +162,7 @@ def _(indices: Any, values: Any, shape: Any) -> Any:
 @softmax_op.gradient
 def _(op: Operation, grad: Any) -> Any:
     # d softmax: (g - sum_row(g * y)) * y, the sum over each row's entries
-    from tensorweave.ops.array import array_ops
+    from tensorweave.ops import array as array_ops
     from tensorweave.ops.array.gather_nd_ops import gather_nd
     from tensorweave.ops.math import math_ops
     from tensorweave.ops.sparse.sparse_math_ops import sparse_reduce_sum

@@ -19,7 +19,8 @@ from tensorweave.framework.graph import name_scope
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
-from tensorweave.ops.array import array_ops, core_ops
+from tensorweave.ops import array as array_ops
+from tensorweave.ops.array import core_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.op_author import REQUIRED, define_op
 from tensorweave.ops.sparse.conversion_ops import (

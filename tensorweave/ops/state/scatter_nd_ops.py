@@ -17,7 +17,7 @@ import numpy as np
 from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.ops.op_author import define_op
 from tensorweave.framework.tensor import Tensor
-from tensorweave.ops.array import array_ops
+from tensorweave.ops import array as array_ops
 from tensorweave.ops.array.fill_ops import range as _range
 from tensorweave.ops.state.scatter_ops import build_scatter, check_scatter_inputs, scatter_update
 from tensorweave.ops.state.state_ops import _invalid, _maybe_lock, _ref_of

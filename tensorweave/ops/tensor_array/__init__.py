@@ -1,3 +1,4 @@
-"""TensorArrays: `tf.TensorArray` (`tensor_array`), its ops (`tensor_array_ops`) and
-the value its flow carries (`value`).
+"""TensorArray ops: TensorArrayFlow* and their gradients (`tensor_array_ops`), on a
+variant flow carrying the value of `kernels/tensor_array_value.py`. The `tf.TensorArray`
+class built on them is `tensorweave/data_flow/tensor_array.py`.
 """

@@ -29,7 +29,7 @@ from tensorweave.framework.convert import convert_to_tensor
 from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, plain_dims, unknown_shape
-from tensorweave.ops.array.array_ops import expand_dims, reshape, squeeze
+from tensorweave.ops.array import expand_dims, reshape, squeeze
 from tensorweave.kernels.tensor_array_value import TensorArrayValue, unwrap
 
 _SCALAR = TensorShape([])

@@ -4,9 +4,11 @@
 rearranges the input so that a dense, VALID op on each of the rate**N sub-grids
 equals the dilated op on the whole input, then rearranges back. TF's python
 `depthwise_conv2d`, `separable_conv2d`, `convolution`/`atrous_conv2d` and `pool`
-build dilation this way, so graphs exported from here carry the same ops, and TF's
-backprop kernels (which ignore a native `dilations` attr on CPU) are never asked to
-dilate. `required_space_to_batch_paddings` is `tf.required_space_to_batch_paddings`.
+build dilation this way, and so do ours beside this module (`depthwise_conv`,
+`conv_wrappers`): graphs exported from here carry the same ops, and TF's backprop
+kernels (which ignore a native `dilations` attr on CPU) are never asked to dilate.
+Built from the SpaceToBatchND / BatchToSpaceND ops (`ops/array/space_batch_ops.py`),
+defining none. `required_space_to_batch_paddings` is `tf.required_space_to_batch_paddings`.
 
 Example:
     >>> y = tf.nn.with_space_to_batch(

@@ -3,9 +3,11 @@
 Each method builds an op on the array's `flow` (a variant scalar carrying the
 elements; see `kernels/tensor_array_value.py`) and the write-like methods return a NEW
 TensorArray on the op's output flow, as in TF: code must use the result (`ta = ta.write(i, x)`).
-TensorArrays may be `tf.while_loop` variables (the loop carries their flows and hands
-the body and the caller TensorArrays again), and `tf.gradients` flows through
-read/write/gather/scatter/stack/unstack/concat/split.
+TensorArrays may be `tf.while_loop` variables and `tf.cond` results (the op carries
+their flows and hands the body and the caller TensorArrays again: the class registers
+itself with `framework/composite_values.py` at import, as control flow sits below this
+layer), and `tf.gradients` flows through read/write/gather/scatter/stack/unstack/concat/
+split. The ops (TensorArrayFlow*) and their gradients are `ops/tensor_array/`.
 
 Static element shapes follow TF 1.x: the shape given or learned from the first
 write is shared by every TensorArray derived from this one (also across a loop), each
@@ -26,15 +28,15 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.convert import constant_value, convert_to_tensor
-from tensorweave.framework.func_graph import flatten, pack_sequence_as
+from tensorweave.framework.composite_values import register_composite_value
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.graph_defaults import control_dependencies, name_scope
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, as_shape, unknown_shape
-from tensorweave.ops.array.array_ops import shape as _shape_of
 from tensorweave.ops.array.core_ops import identity as _identity
 from tensorweave.ops.array.core_ops import no_op
 from tensorweave.ops.array.fill_ops import range as _range
+from tensorweave.ops.array.shape_ops import shape as _shape_of
 from tensorweave.ops.math.math_ops import cast
 from tensorweave.ops.op_author import create_op
 from tensorweave.ops.tensor_array.tensor_array_ops import shape_attr, zeros_flow
@@ -336,22 +338,7 @@ def build_ta_with_new_flow(old_ta: TensorArray, flow: Tensor) -> TensorArray:
     return old_ta._with_flow(convert_to_tensor(flow))
 
 
-# ---- TensorArrays as loop variables ---------------------------------------------
-def is_tensor_array(x: Any) -> bool:
-    return isinstance(x, TensorArray)
-
-
-def to_flows(structure: Any) -> Any:
-    """`structure` with each TensorArray replaced by its flow."""
-    leaves = flatten(structure)
-    if not any(isinstance(x, TensorArray) for x in leaves):
-        return structure  # untouched: no TensorArray in it
-    return pack_sequence_as(structure, [x.flow if isinstance(x, TensorArray) else x
-                                        for x in leaves])
-
-
-def from_flows(template: Any, flat: list[Any]) -> list[Any]:
-    """`flat` (leaves matching `flatten(template)`) with the flows at TensorArray
-    positions turned back into TensorArrays sharing the template's settings."""
-    return [t._with_flow(x) if isinstance(t, TensorArray) and isinstance(x, Tensor) else x
-            for t, x in zip(flatten(template), flat)]
+# cond and while_loop (ops/control_flow, below this layer) carry a TensorArray as its
+# flow and hand back TensorArrays that share its settings (dtype, element shape, size).
+register_composite_value(TensorArray, to_flow=lambda ta: ta.flow,
+                         from_flow=lambda ta, flow: ta._with_flow(flow))
