@@ -7,11 +7,18 @@ test makes to os.environ is undone after it (`restored_environ`). Also:
     fresh_graph   the same reset, asked for by name (older test files)
     graph         a new `tf.Graph` installed as default for the test; yields it
 
+Transports. Every cluster test (marked `cluster`, tests/suite_markers.py) runs once per
+registered transport (`transport.registry.names()`: "grpc", "inprocess", "tcp", "unix"),
+its id ending in the name, or over those its `@pytest.mark.transports("grpc", "tcp",
+why="...")` names; `why` says what rules out the others (suite_markers holds the common
+reasons). Collection fails for a cluster test that names no transport. The test gets its
+transport through a cluster fixture below, or else through the autouse `transport`, which
+sets TENSORWEAVE_TRANSPORT for it: the servers it builds without `protocol=`, the task
+processes it starts and its sessions use it. `per_transport` keeps a module's shared
+servers once per transport.
+
 Clusters (every server on loopback). The shape is 1 ps + 2 workers, or that of
-`@pytest.mark.cluster_shape(ps=2, workers=1)` on the test (or its module's pytestmark).
-A test that asks for one of these runs once per registered transport
-(`transport.registry.names()`: "grpc", "inprocess", "tcp", "unix"), its id ending in the
-name, or over those its `@pytest.mark.transports("grpc", "tcp", why="...")` names:
+`@pytest.mark.cluster_shape(ps=2, workers=1)` on the test (or its module's pytestmark):
     inprocess_cluster   new ps + worker `Server`s in this process, built with `protocol=`
                         the transport ("tcp" and "unix" cross real sockets even in one
                         process), stopped after the test; yields (spec, servers) where
@@ -32,9 +39,10 @@ Several hosts on one machine (root and `ip netns` needed, else skipped with the 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
-from typing import Any, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import pytest
 
@@ -68,27 +76,109 @@ _WORKERS_PER_CORE = 2
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     suite_markers.apply(items)  # unit / cluster (markers in pyproject.toml)
+    unplaced = [item.nodeid for item in items
+                if item.get_closest_marker("cluster") and _wire_of(item) is None]
+    if unplaced:
+        raise pytest.UsageError(
+            "these cluster tests name no transport: ask for `local_cluster`, "
+            "`inprocess_cluster` or `transport`, or mark them @pytest.mark.transports() (each "
+            "registered one) or @pytest.mark.transports(\"name\", ..., why=\"what rules out "
+            "the others\"):\n  " + "\n  ".join(unplaced))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test with a cluster fixture runs once per registered transport, or per transport
-    its `@pytest.mark.transports(*names, why=...)` names (`why` says what rules out the
-    others, e.g. a program in another process cannot use "inprocess")."""
+    """A cluster test runs once per registered transport, or per transport its
+    `@pytest.mark.transports(*names, why=...)` names (`why` says what rules out the
+    others, e.g. a program in another process cannot use "inprocess"): through its cluster
+    fixture, or else through `transport` (TENSORWEAVE_TRANSPORT for the test)."""
     for name in ("inprocess_cluster", "local_cluster"):
         if name in metafunc.fixturenames:  # also when asked for through `net`
             metafunc.parametrize(name, _transports_of(metafunc.definition), indirect=True)
+            return
+    marker = metafunc.definition.get_closest_marker("transports")
+    if (marker is not None and len(marker.args) != 1
+            and "transport" not in _own_params(metafunc)
+            and (metafunc.definition.get_closest_marker("cluster") is not None
+                 or suite_markers.starts_servers(metafunc.definition))):
+        metafunc.parametrize("transport", _transports_of(metafunc.definition), indirect=True)
+
+
+def _own_params(metafunc: pytest.Metafunc) -> set[str]:
+    """The argnames the test parametrizes itself (they shadow fixtures of that name)."""
+    return {name.strip() for m in metafunc.definition.iter_markers("parametrize")
+            for name in (m.args[0].split(",") if isinstance(m.args[0], str) else m.args[0])}
 
 
 def _transports_of(test: pytest.Item) -> list[str]:
     marker = test.get_closest_marker("transports")
-    if marker is None:
+    if marker is None or not marker.args:
         return transports()
     unknown = set(marker.args) - set(transports())
-    if unknown or not marker.args or not marker.kwargs.get("why"):
+    if unknown or not marker.kwargs.get("why"):
         raise pytest.UsageError(
             f"{test.nodeid}: @pytest.mark.transports takes registered names "
             f"({transports()}; {sorted(unknown)} are not) and why=\"what rules out the others\".")
     return [t for t in transports() if t in marker.args]
+
+
+def _wire_of(item: pytest.Item) -> str | None:
+    """The transport a test runs over: its parameter's, or the one its marker names."""
+    if "lossy_cluster" in getattr(item, "fixturenames", ()):
+        return lossy.NAME  # the test transport that delays and drops on purpose
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for value in params.values():  # a cluster fixture's, `transport`'s or the test's own
+        if isinstance(value, str) and value in transports():
+            return value
+    marker = item.get_closest_marker("transports")
+    if marker is not None and len(marker.args) == 1:
+        return _transports_of(item)[0]
+    return None
+
+
+@pytest.fixture(autouse=True)
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """The transport this test runs over (`pytest_generate_tests`), set as its
+    TENSORWEAVE_TRANSPORT: servers it builds without `protocol=`, task processes it starts
+    and its sessions use it. None for a test that names none (a cluster fixture's test
+    gets its transport from the fixture)."""
+    name = getattr(request, "param", None)
+    marker = request.node.get_closest_marker("transports")
+    if name is None and marker is not None and len(marker.args) == 1 and not (
+            {"inprocess_cluster", "local_cluster"} & set(request.fixturenames)):
+        name = _transports_of(request.node)[0]
+    if name is not None:
+        monkeypatch.setenv(registry.ENV, name)
+    return name
+
+
+class PerTransport:
+    """What a module's tests share, made once per transport (`per_transport`)."""
+
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self._stack = stack
+        self._made: dict[Any, Any] = {}
+
+    def get(self, transport: str | None, make: Callable[[], ContextManager[Any]]) -> Any:
+        """`make()`'s value for `transport`, entered the first time it is asked for."""
+        if transport not in self._made:
+            self._made[transport] = self._stack.enter_context(make())
+        return self._made[transport]
+
+
+@pytest.fixture(scope="module")
+def per_transport() -> Iterator[PerTransport]:
+    """Servers a module's tests share, one set per transport, stopped after the module.
+
+    A module-scoped fixture that started servers would serve every transport's tests from
+    the first one's servers; a function fixture that asks for `transport` gets its own:
+
+    Example:
+        >>> @pytest.fixture
+        ... def remote(transport, per_transport):
+        ...     return per_transport.get(transport, lambda: LocalCluster(ps=0, workers=1))
+    """
+    with contextlib.ExitStack() as stack:
+        yield PerTransport(stack)
 
 
 @pytest.fixture(autouse=True)

@@ -34,37 +34,66 @@ SERVER_MAKERS = frozenset({
 # Strings that start servers when a test runs them as a command (`tensorweave launch`,
 # `tensorweave server`).
 SERVER_COMMANDS = frozenset({"launch", "server"})
+# Why a cluster test runs over fewer than every transport: the `why` of its
+# `@pytest.mark.transports(...)` (tests/conftest.py runs each cluster test over every
+# registered transport unless it names some).
+OTHER_PROCESSES = ("some of its servers or clients are other processes, which 'inprocess' (calls "
+                   "within one process) cannot reach")
+TASK_PROCESSES = ("its tasks are processes on this host: 'inprocess' cannot reach them, and "
+                  "between them 'grpc' is the 'unix' link")
+PORT = "it is about a task's port, which 'inprocess' does not open"
+ONE_WIRE = "it tests one wire by name: its sockets, framing, handshake or limits"
+CONNECTION = "it breaks or cuts a connection between tasks, which 'inprocess' does not have"
+DEFAULT_PROTOCOL = "it is about what 'grpc', TF's default protocol, chooses"
+ACROSS_HOSTS = ("its tasks are on distinct hosts (the netns bed): 'grpc' between hosts is the "
+                "'tcp' link, and 'unix' and 'inprocess' do not leave a host")
+WHOLE_JOB = ("a whole job of processes on this host (launcher, trainers: seconds to minutes of CPU "
+             "each) checking the program, not the wire: over 'grpc' (the 'unix' link between "
+             "them); jobs over 'tcp' run on the netns bed (tests/distributed/test_netns_*)")
+FAULT_MATRIX = ("task processes killed and restarted (~10-20 s a case): the same cases run over "
+                "'tcp', each task on its own host, in test_netns_fault_matrix")
+JOB_END = ("the ps and a worker are processes waiting out silences and graces (5-40 s a case): "
+           "over 'grpc' (the 'unix' link between them); 'inprocess' cannot reach them")
+SYNC_JOB = ("a synchronous job of task processes (~10-20 s a case), checking TF's sync-replicas "
+            "semantics, not the wire: over 'grpc' (the 'unix' link between them)")
 # Methods run around every test of a class: a server they start belongs to each test.
 _CLASS_SETUP = ("setUp", "setUpClass", "setup_method", "setup_class")
 
 
-def _called_names(node: ast.AST) -> set[str]:
-    names = set()
+def _names_of(node: ast.AST) -> tuple[set[str], set[str], set[str]]:
+    """What a function calls, what names it refers to or takes as arguments (helpers,
+    fixtures), and its string constants: one walk of its tree."""
+    called: set[str] = set()
+    referenced: set[str] = set()
+    strings: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
             f = sub.func
-            names.add(f.id if isinstance(f, ast.Name) else getattr(f, "attr", ""))
-    return names
-
-
-def _strings(node: ast.AST) -> set[str]:
-    return {n.value for n in ast.walk(node)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-
-
-def _referenced_names(node: ast.AST) -> set[str]:
-    """Names a function calls or passes on (helpers, fixtures as arguments)."""
-    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            called.add(f.id if isinstance(f, ast.Name) else getattr(f, "attr", ""))
+        elif isinstance(sub, ast.Name):
+            referenced.add(sub.id)
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            strings.add(sub.value)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        names |= {a.arg for a in node.args.args + node.args.kwonlyargs}
-    return names
+        referenced |= {a.arg for a in node.args.args + node.args.kwonlyargs}
+    return called, referenced, strings
+
+
+def _may_start_servers(source: str) -> bool:
+    """False where the module's text names nothing that starts servers (most unit test
+    files): parsing them is the bulk of classifying the suite, once per xdist worker."""
+    return any(name in source for name in SERVER_MAKERS | CLUSTER_FIXTURES) or any(
+        f"{q}{c}{q}" in source for c in SERVER_COMMANDS for q in "\"'")
 
 
 @functools.lru_cache(maxsize=None)
 def _servers_starting_functions(path: str) -> frozenset[str]:
     """Qualified names ("f", "Class.f") of the module's functions that start servers."""
     with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
+        source = f.read()
+    if not _may_start_servers(source):
+        return frozenset()
+    tree = ast.parse(source, path)
     funcs: dict[str, ast.AST] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -73,11 +102,11 @@ def _servers_starting_functions(path: str) -> frozenset[str]:
             for sub in node.body:
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     funcs[f"{node.name}.{sub.name}"] = sub
-    starting = {name for name, node in funcs.items()
-                if _called_names(node) & SERVER_MAKERS
-                or _referenced_names(node) & CLUSTER_FIXTURES
-                or _strings(node) & SERVER_COMMANDS}
-    refs = {name: _referenced_names(node) for name, node in funcs.items()}
+    names = {name: _names_of(node) for name, node in funcs.items()}
+    starting = {name for name, (called, referenced, strings) in names.items()
+                if called & SERVER_MAKERS or referenced & CLUSTER_FIXTURES
+                or strings & SERVER_COMMANDS}
+    refs = {name: referenced for name, (_, referenced, _) in names.items()}
     while True:  # through the module's helpers and fixtures, to a fixed point
         more = {name for name, r in refs.items()
                 if name not in starting and r & {s.rsplit(".", 1)[-1] for s in starting}}

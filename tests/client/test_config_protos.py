@@ -12,6 +12,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.client import session as session_mod
 from tensorweave.framework.proto import config_pb2, debug_pb2, rewriter_config_pb2
+from suite_markers import DEFAULT_PROTOCOL
 
 pytestmark = pytest.mark.usefixtures("graph")
 
@@ -124,6 +125,7 @@ def test_monitored_session_merges_debug_watches_caller_first_then_hooks():
     assert (merged.timeout_in_ms, merged.trace_level) == (5000, tf.RunOptions.SOFTWARE_TRACE)
 
 
+@pytest.mark.transports("grpc", why=DEFAULT_PROTOCOL)
 def test_use_rpc_for_inprocess_master_goes_through_a_transport():
     server = tf.train.Server.create_local_server()
     try:

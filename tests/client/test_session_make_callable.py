@@ -66,6 +66,7 @@ def test_session_arguments_of_the_wrong_type_are_type_errors():
         tf.Session(config={"log_device_placement": True})
 
 
+@pytest.mark.transports()
 def test_list_devices_names_the_sessions_cpu_with_tfs_fields():
     with tf.Session() as sess:
         (device,) = sess.list_devices()

@@ -21,6 +21,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.device import DeviceSpec, device_matches_filters, parse_filters
 from tensorweave.runtime.placer import Placer
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from suite_markers import TASK_PROCESSES
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -118,6 +119,7 @@ def _idiom(task_index=0, **kwargs):
                           **kwargs)
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_idiom_trains_while_another_worker_is_down(half_cluster):
     """mnist_replica.py's session config: worker 0 neither waits for nor contacts
     worker 1, which never started, and trains with MonitoredTrainingSession."""
@@ -139,6 +141,7 @@ def test_idiom_trains_while_another_worker_is_down(half_cluster):
     assert w.device == "/job:ps/task:0"
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_list_devices_shows_only_what_the_filters_allow(half_cluster):
     with tf.Session(half_cluster.target, config=_idiom(0)) as sess:
         assert [d.name for d in sess.list_devices()] == [PS0, W0]
@@ -151,6 +154,7 @@ def test_list_devices_shows_only_what_the_filters_allow(half_cluster):
         assert [d.name for d in sess.list_devices()] == [PS0, W1]
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_a_step_on_a_filtered_out_device_names_device_and_filters(half_cluster):
     with tf.device("/job:worker/task:1"):
         c = tf.constant(1.0, name="on_worker1")
@@ -162,6 +166,7 @@ def test_a_step_on_a_filtered_out_device_names_device_and_filters(half_cluster):
     assert "['/job:ps', '/job:worker/task:0']" in msg and "device_filters" in msg
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_unconstrained_op_runs_on_the_sessions_own_task(half_cluster, capfd):
     # As in TF, the filters never exclude the session's own task (worker 0 here), and a
     # free op goes there first (more in tests/distributed/test_device_filters_own_task.py).
@@ -174,6 +179,7 @@ def test_unconstrained_op_runs_on_the_sessions_own_task(half_cluster, capfd):
     assert f"free_const: (Const): {W0}" in err
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_a_bad_filter_fails_session_creation_naming_it(half_cluster):
     c = tf.constant(1.0)
     with pytest.raises(errors.InvalidArgumentError, match=r"'/job:ps/tsk:0'"):
@@ -182,6 +188,7 @@ def test_a_bad_filter_fails_session_creation_naming_it(half_cluster):
             sess.run(c)
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_reset_with_device_filters_clears_only_the_filtered_tasks(half_cluster):
     with tf.device("/job:ps/task:0"):
         on_ps = tf.Variable(1.0, name="kept_on_ps")

@@ -11,10 +11,12 @@ from tensorweave.distributed import ClusterSpec, Server
 from tensorweave.framework import errors
 from tensorweave.testing.cluster import LocalCluster, cluster_dict, free_ports
 from session_helpers import run_then_close
+from suite_markers import OTHER_PROCESSES, PORT, TASK_PROCESSES
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 
+@pytest.mark.transports()
 def test_hello_distributed_local_server():
     c = tf.constant("Hello, distributed TensorFlow!")
     server = tf.train.Server.create_local_server()
@@ -174,6 +176,7 @@ def test_close_cancels_a_blocked_remote_step(local_cluster):
     assert isinstance(error, errors.CancelledError)
 
 
+@pytest.mark.transports()
 def test_task_that_never_comes_up_fails_in_bounded_time():
     spec = cluster_dict(ps=1, workers=1)  # nothing listens on the ps address
     worker = Server(spec, job_name="worker", task_index=0)
@@ -190,6 +193,7 @@ def test_task_that_never_comes_up_fails_in_bounded_time():
         worker.stop()
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_killed_task_gives_bounded_time_error():
     with LocalCluster(ps=1, workers=1) as lc:
         with tf.device("/job:ps/task:0"):
@@ -208,6 +212,7 @@ def test_killed_task_gives_bounded_time_error():
             assert "ps" in str(info.value)
 
 
+@pytest.mark.transports()
 def test_server_constructor_errors():
     spec = {"ps": ["localhost:1"], "worker": ["localhost:2", "localhost:3"]}
     with pytest.raises(ValueError, match="job"):
@@ -220,6 +225,7 @@ def test_server_constructor_errors():
         Server(spec, job_name="evil", task_index=0, start=False)
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_port_in_use_is_a_clear_error_and_stop_releases_it():
     (port,) = free_ports(1)
     spec = {"local": [f"localhost:{port}"]}
@@ -233,6 +239,7 @@ def test_port_in_use_is_a_clear_error_and_stop_releases_it():
         assert again.target == f"grpc://localhost:{port}"
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_server_listens_on_loopback_only_for_localhost_tasks():
     server = tf.train.Server.create_local_server()
     try:
@@ -244,6 +251,7 @@ def test_server_listens_on_loopback_only_for_localhost_tasks():
         server.stop()
 
 
+@pytest.mark.transports()
 def test_log_device_placement_prints(capfd):
     server = tf.train.Server.create_local_server()
     try:
@@ -262,6 +270,7 @@ def test_cluster_spec_exported_under_train():
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_ps_join_returns_after_job_done_and_sessions_close():
     from tensorweave.distributed.job import notify_job_done
     spec = cluster_dict(ps=1, workers=1)

@@ -22,6 +22,7 @@ import pytest
 
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 from tensorweave.testing.faults import Fault, run_job
+from suite_markers import FAULT_MATRIX
 
 LAST_STEP = 60
 SAVE_STEPS = 5
@@ -48,6 +49,7 @@ def case_seed(victim: str, mode: str) -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("victim", sorted(VICTIMS))
+@pytest.mark.transports("grpc", why=FAULT_MATRIX)
 def test_kill_one_task_at_a_random_step_job_completes(tmp_path, victim, mode):
     spec = cluster_dict(1, 1, {"chief": 1})
     program = program_argv(tmp_path, mode, case_seed(victim, mode))

@@ -7,6 +7,7 @@ import pytest
 
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 from tensorweave.testing.faults import Fault, FaultInjector, StepWatch
+from suite_markers import TASK_PROCESSES
 
 
 def test_fault_needs_exactly_one_trigger():
@@ -41,6 +42,7 @@ def test_step_watch_reads_whole_lines_only(tmp_path):
     assert watch.poll() == 12
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_programs_must_name_jobs_of_the_cluster():
     with pytest.raises(ValueError, match=r"programs names jobs \['chief'\] that are not in "
                                          r"the cluster \['ps', 'worker'\]"):
@@ -48,6 +50,7 @@ def test_programs_must_name_jobs_of_the_cluster():
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_kill_after_a_delay_and_restart_on_the_same_port():
     with LocalCluster(ps=1, workers=0, spec=cluster_dict(1, 0)) as lc:
         first = lc.procs[("ps", 0)].pid

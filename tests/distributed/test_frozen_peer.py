@@ -16,6 +16,7 @@ import tensorweave as tf
 from tensorweave.base import knobs
 from tensorweave.testing import lossy
 from tensorweave.testing.cluster import LocalCluster
+from suite_markers import ONE_WIRE
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 PS = "/job:ps/replica:0/task:0"
@@ -189,6 +190,7 @@ def _answers_again(peer, pb, within: float = 20.0) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.transports("tcp", why=ONE_WIRE)
 def test_a_grpc_call_without_a_timeout_to_a_frozen_task_fails_after_the_silence(monkeypatch):
     """gRPC keepalive: pings while a call is in flight; one unanswered for the bound
     closes the connection and the call fails with UnavailableError naming the task."""
@@ -219,6 +221,7 @@ def test_a_grpc_call_without_a_timeout_to_a_frozen_task_fails_after_the_silence(
 
 
 @pytest.mark.slow
+@pytest.mark.transports("unix", why=ONE_WIRE)
 def test_a_unix_link_call_without_a_timeout_to_a_frozen_task_fails_after_the_silence(
         monkeypatch):
     """The same-host link pings a silent peer while calls are in flight; one that answers

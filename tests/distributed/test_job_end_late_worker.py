@@ -17,6 +17,7 @@ import pytest
 from tensorweave.distributed.job import JobEndWatch
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from suite_markers import JOB_END
 
 
 def _trainer(tmp_path, late: bool = False) -> list[str]:
@@ -32,6 +33,7 @@ def _trainer(tmp_path, late: bool = False) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=JOB_END)
 def test_a_worker_that_starts_after_the_chief_finished_exits_0(tmp_path):
     spec = cluster_dict(1, 1, {"chief": 1})
     programs = {"chief": _trainer(tmp_path), "worker": _trainer(tmp_path, late=True)}

@@ -27,6 +27,7 @@ from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.server import Server
 from tensorweave.testing import lossy
 from tensorweave.testing.cluster import cluster_dict
+from suite_markers import JOB_END
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -257,6 +258,7 @@ def _job(tmp_path, silence_secs: str, grace_secs: str):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=JOB_END)
 def test_a_frozen_worker_that_comes_back_finishes_and_the_ps_exits_after_it(tmp_path):
     spec, ps, worker = _job(tmp_path, silence_secs="40", grace_secs="90")
     chief = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
@@ -282,6 +284,7 @@ def test_a_frozen_worker_that_comes_back_finishes_and_the_ps_exits_after_it(tmp_
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=JOB_END)
 def test_a_killed_worker_is_declared_gone_by_name_within_the_grace(tmp_path):
     spec, ps, worker = _job(tmp_path, silence_secs="3", grace_secs="60")
     chief = Server(spec, job_name="worker", task_index=0, exit_when_done=False)

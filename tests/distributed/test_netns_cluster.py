@@ -16,6 +16,7 @@ from tensorweave.distributed.transport.unix.link import socket_name
 from tensorweave.launch.credentials import write_cluster_certificates
 from tensorweave.testing.netns import NetnsBed
 from tensorweave.testing.netns_cluster import NetnsCluster
+from suite_markers import ACROSS_HOSTS
 
 # Every test starts task processes on several hosts, for seconds each.
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -79,6 +80,7 @@ def tls_env(netns_bed: NetnsBed) -> Iterator[dict[str, str]]:
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_tasks_on_distinct_hosts_talk_over_tcp(netns_bed: NetnsBed, tls_env: dict[str, str],
                                                tls: bool) -> None:
     env = tls_env if tls else {}
@@ -103,6 +105,7 @@ def test_tasks_on_distinct_hosts_talk_over_tcp(netns_bed: NetnsBed, tls_env: dic
 
 @pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
 @pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_seed_trainer_finishes_across_hosts(netns_bed: NetnsBed, tls_env: dict[str, str],
                                             tmp_path: object, sync: bool, tls: bool) -> None:
     """examples/trainer.py (seed 002), one task per host: every task exits 0."""
@@ -113,6 +116,7 @@ def test_seed_trainer_finishes_across_hosts(netns_bed: NetnsBed, tls_env: dict[s
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_wide_and_deep_sync_finishes_across_hosts(netns_bed: NetnsBed,
                                                    tls_env: dict[str, str], tmp_path: object,
                                                    tls: bool) -> None:
@@ -142,6 +146,7 @@ def _finishes_across_hosts(bed: NetnsBed, prog: list[str], tls_env: dict[str, st
                 assert c.proxy.forwarded("ps0", worker) > 0
 
 
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_client_outside_the_cluster_is_refused(netns_bed: NetnsBed) -> None:
     """A client on a host the ClusterSpec does not name (no credentials anywhere) is
     refused before any step runs, and the task logs who and why; the cluster goes on."""

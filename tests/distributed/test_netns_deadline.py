@@ -11,6 +11,7 @@ import pytest
 from netns_fault_helpers import HOSTS, cut_host, heal_host
 from tensorweave.testing.netns import NetnsBed
 from tensorweave.testing.netns_cluster import NetnsCluster
+from suite_markers import ACROSS_HOSTS
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -40,6 +41,7 @@ with tf.Graph().as_default():
 
 
 @pytest.mark.parametrize("how", ["unplug", "proxy"])
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_step_deadline_holds_against_a_cut_ps(netns_bed: NetnsBed, how: str) -> None:
     """The ps is cut off: a step with a 3 s deadline raises DeadlineExceededError naming
     the ps (first runs: after 3.5 s); once healed, the same session runs the step again

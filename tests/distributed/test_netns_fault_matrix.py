@@ -10,6 +10,7 @@ import pytest
 from test_fault_matrix import MODES, VICTIMS, case_seed, check_case, program_argv
 from tensorweave.testing.netns import NetnsBed
 from tensorweave.testing.netns_cluster import NetnsCluster
+from suite_markers import ACROSS_HOSTS
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -18,6 +19,7 @@ HOSTS = {"ps": ["ps0"], "chief": ["worker0"], "worker": ["worker1"]}
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("victim", sorted(VICTIMS))
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_kill_one_task_at_a_random_step_across_hosts_job_completes(
         netns_bed: NetnsBed, tmp_path: object, victim: str, mode: str) -> None:
     program = program_argv(tmp_path, mode, case_seed(victim, mode))

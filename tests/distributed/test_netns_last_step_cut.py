@@ -11,11 +11,13 @@ from netns_fault_helpers import (HOSTS, cut_host, heal_host, outputs, task_steps
                                  trainer_argv, wait_for_steps)
 from tensorweave.testing.netns import NetnsBed
 from tensorweave.testing.netns_cluster import NetnsCluster
+from suite_markers import ACROSS_HOSTS
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("how", ["proxy"])
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_link_cut_across_the_chiefs_last_step_every_worker_exits_0(netns_bed: NetnsBed,
                                                                    tmp_path: object,
                                                                    how: str) -> None:
@@ -55,6 +57,7 @@ def test_link_cut_across_the_chiefs_last_step_every_worker_exits_0(netns_bed: Ne
         assert "does not answer its health check" in ps_log, ps_log[-3000:]
 
 
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_delay_spike_the_job_finishes(netns_bed: NetnsBed, tmp_path: object) -> None:
     """Every link gets 100 ms (+ up to 50 ms jitter) each way for 5 s mid-training: the job
     finishes, every task exits 0. Prints global steps/s before, during and after."""

@@ -13,11 +13,13 @@ from netns_fault_helpers import (HOSTS, cut_host, heal_host, outputs, task_steps
                                  trainer_argv, wait_for_steps)
 from tensorweave.testing.netns import NetnsBed
 from tensorweave.testing.netns_cluster import NetnsCluster
+from suite_markers import ACROSS_HOSTS
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("how", ["unplug", "proxy"])
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_link_cut_for_10s_then_healed_the_job_finishes(netns_bed: NetnsBed,
                                                        tmp_path: object, how: str) -> None:
     """Worker 1's link (to every other host) is cut silently for 10 s mid-training, then
@@ -51,6 +53,7 @@ def test_link_cut_for_10s_then_healed_the_job_finishes(netns_bed: NetnsBed,
         assert after, f"worker 1 ran no step after the heal:\n{c.output('worker', 1)[-3000:]}"
 
 
+@pytest.mark.transports("grpc", why=ACROSS_HOSTS)
 def test_ps_frozen_for_20s_then_continued_the_job_finishes(netns_bed: NetnsBed,
                                                            tmp_path: object) -> None:
     """The ps on its own host is stopped (SIGSTOP: a GC pause, a stalled VM) for 20 s

@@ -17,6 +17,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.distributed.transport.tcp import rpc
 from tensorweave.testing.cluster import LocalCluster
+from suite_markers import ONE_WIRE
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads Linux's /proc to list listening sockets")
@@ -54,6 +55,7 @@ def test_listening_tcp_ports_sees_a_second_port():
 
 
 @pytest.mark.slow
+@pytest.mark.transports("tcp", why=ONE_WIRE)
 def test_one_tcp_port_per_task_after_big_tensors_over_grpc(monkeypatch, graph):
     monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "tcp")  # this process's connections too
     monkeypatch.delenv("TENSORWEAVE_BULK", raising=False)
@@ -74,6 +76,7 @@ def test_one_tcp_port_per_task_after_big_tensors_over_grpc(monkeypatch, graph):
                    for (_, port), socks in rpc.Client._bulk_client._idle.items())
 
 
+@pytest.mark.transports("tcp", why=ONE_WIRE)
 def test_bulk_off_still_moves_big_tensors_over_the_task_port(monkeypatch, graph):
     # TENSORWEAVE_BULK=0 keeps big tensors inside gRPC (slower, same single port).
     monkeypatch.setenv("TENSORWEAVE_TRANSPORT", "tcp")

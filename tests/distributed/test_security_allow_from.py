@@ -26,6 +26,7 @@ from tensorweave.distributed.transport.credentials import Credentials
 from tensorweave.launch.cli import build_parser, main
 from tensorweave.launch.file_flags import apply_allow_from
 from suite_paths import REPO_ROOT
+from suite_markers import ONE_WIRE
 
 ROOT = REPO_ROOT
 
@@ -120,6 +121,7 @@ def _port(server: tf.train.Server) -> int:
     return int(server.target.rsplit(":", 1)[1])
 
 
+@pytest.mark.transports("tcp", why=ONE_WIRE)
 def test_a_stranger_is_closed_before_a_byte_and_logged(caplog):
     server = _server("127.0.0.1")
     try:
@@ -179,6 +181,7 @@ def _count_master_calls(server: tf.train.Server, monkeypatch) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.transports("tcp", why=ONE_WIRE)
 def test_a_client_outside_the_cluster_is_refused_before_any_step(monkeypatch, caplog):
     server = _server("127.0.0.2")  # the client's TCP connections come from 127.0.0.1
     calls = _count_master_calls(server, monkeypatch)
@@ -196,6 +199,7 @@ def test_a_client_outside_the_cluster_is_refused_before_any_step(monkeypatch, ca
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["argument", "knob"])
+@pytest.mark.transports("tcp", why=ONE_WIRE)
 def test_allow_from_admits_the_client(monkeypatch, how):
     if how == "knob":
         monkeypatch.setenv(knobs.ALLOW_FROM.name, "127.0.0.0/24")
@@ -210,6 +214,7 @@ def test_allow_from_admits_the_client(monkeypatch, how):
         server.stop()
 
 
+@pytest.mark.transports("tcp", why=ONE_WIRE)
 def test_allow_from_flag_sets_the_knob_and_checks_entries(monkeypatch, capsys):
     args = build_parser().parse_args(["server", "--allow-from", "10.0.0.0/8",
                                       "--allow-from", "ps9.example.com"])

@@ -17,6 +17,7 @@ from tensorweave.distributed.transport.tcp import rpc
 from tensorweave.launch.credentials import write_cluster_certificates
 from tensorweave.testing.cluster import LocalCluster
 from tensorweave.testing.seed_job import SeedJob
+from suite_markers import TASK_PROCESSES
 
 TRAINER = "examples/trainer.py"
 
@@ -119,6 +120,7 @@ def test_token_cluster_trains_seed_trainer_and_refuses_strangers(
                                  client_credentials, transport, monkeypatch)
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_tls_and_token_together_big_tensors_pulled_over_tls(cert_dirs, client_credentials,
                                                             monkeypatch):
     """Both modes at once over gRPC; a big tensor comes over the side channel (TLS, with
@@ -165,6 +167,9 @@ def test_tls_client_will_not_talk_to_a_task_without_tls(cert_dirs, client_creden
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=(
+    "a whole job of seed-trainer processes (~12 s); the credentials on each socket wire are "
+    "checked by the tcp and unix cases above"))
 def test_worker_task_without_credentials_is_refused_and_the_chief_trains_on(tmp_path,
                                                                            cert_dirs):
     """worker 1 starts without the cluster's TLS files: its session on the ps is refused

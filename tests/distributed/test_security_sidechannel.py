@@ -20,6 +20,7 @@ from tensorweave.distributed.transport.unix import socket_name
 from tensorweave.framework import errors
 from tensorweave.launch.credentials import write_cluster_certificates
 from tensorweave.testing.cluster import cluster_dict
+from suite_markers import ONE_WIRE
 
 
 _servers: list = []  # the `served` fixture's server, for the tests that look inside it
@@ -86,6 +87,7 @@ def _bulk_pull_answer(creds, address, hello):
         sock.close()
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_bulk_pull_without_credentials_is_closed(served, caplog):
     creds, address, task = served
     caplog.set_level(logging.WARNING, "tensorweave.security")
@@ -100,6 +102,7 @@ def test_bulk_pull_without_credentials_is_closed(served, caplog):
     assert struct.unpack("<q", answer) == (-1,)
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_bulk_pull_with_wrong_token_is_closed(served):
     creds, address, _ = served
     wrong = C.Credentials(ca=creds.ca, cert=creds.cert, key=creds.key, token=b"guess")
@@ -107,6 +110,7 @@ def test_bulk_pull_with_wrong_token_is_closed(served):
         s, wrong, "localhost")) == b""
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_unix_hello_without_credentials_is_refused(served):
     creds, address, _ = served
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -118,6 +122,7 @@ def test_unix_hello_without_credentials_is_refused(served):
         assert bool(answer[0] & sidechannel.FLAG_TLS) == creds.tls
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_unix_frame_without_hello_gets_unauthenticated(served):
     """A client that knows nothing of credentials gets its call answered with
     UNAUTHENTICATED (naming the task and what to set), then the connection closes."""
@@ -135,6 +140,7 @@ def test_unix_frame_without_hello_gets_unauthenticated(served):
         assert _closed_without_answer(sock)
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_unix_wrong_token_is_permission_denied_and_right_one_passes(served):
     creds, address, task = served
     wrong = C.Credentials(ca=creds.ca, cert=creds.cert, key=creds.key, token=b"guess")
@@ -152,6 +158,7 @@ def test_unix_wrong_token_is_permission_denied_and_right_one_passes(served):
             sock.close()
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_tls_port_refuses_plain_bytes_and_bad_handshakes(files):
     """With TLS, anything but a TLS handshake signed by the CA is dropped (logged), and
     the port goes on serving."""
@@ -171,6 +178,7 @@ def test_tls_port_refuses_plain_bytes_and_bad_handshakes(files):
         server.stop()
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_bulk_handshake_that_stalls_is_dropped(served, monkeypatch):
     """A bulk connection that announces a digest and never sends it does not hold its
     thread forever: it is dropped after the handshake timeout."""
@@ -183,6 +191,7 @@ def test_bulk_handshake_that_stalls_is_dropped(served, monkeypatch):
         assert _ends(sock)
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_dialling_the_private_grpc_socket_skips_nothing(served):
     """A process of the host that finds the task's private gRPC socket (abstract
     sockets are listed in /proc/net/unix) and dials it directly, skipping the port's

@@ -11,10 +11,12 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.distributed.topology import free_ports
+from suite_markers import PORT
 
 HERE = os.path.basename(__file__)
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_port_in_use_is_unknown_error_naming_port_and_task():
     # TF raises UnknownError ("Could not start gRPC server") for a port it cannot bind.
     (port,) = free_ports(1)
@@ -28,6 +30,7 @@ def test_port_in_use_is_unknown_error_naming_port_and_task():
     assert "/job:ps/replica:0/task:0" in text and "Free the port" in text
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_bad_address_is_invalid_argument_naming_it():
     # TF: InvalidArgumentError "Could not parse port for local server from ...".
     with pytest.raises(tf.errors.InvalidArgumentError,
@@ -36,6 +39,7 @@ def test_bad_address_is_invalid_argument_naming_it():
         tf.train.Server({"ps": ["localhost:http"]}, job_name="ps", task_index=0)
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_missing_task_is_invalid_argument_and_missing_job_value_error():
     # As TF: a task index the job lacks is InvalidArgumentError (from the C++ server),
     # a job the cluster lacks is ValueError (from the Python ClusterSpec).

@@ -28,6 +28,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.distributed.server import Server
 from tensorweave.testing.cluster import cluster_dict
+from suite_markers import OTHER_PROCESSES
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -88,6 +89,7 @@ def _stop(proc: subprocess.Popen) -> tuple[str, str]:
     return proc.communicate(timeout=30)
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_join_ends_the_ps_process_with_exit_0_and_skips_the_code_after_it(tmp_path):
     spec = cluster_dict(ps=1, workers=1)
     ps = _start_ps(tmp_path, spec, exit_when_done=True)
@@ -104,6 +106,7 @@ def test_join_ends_the_ps_process_with_exit_0_and_skips_the_code_after_it(tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_exit_when_done_false_keeps_tfs_block_forever(tmp_path):
     spec = cluster_dict(ps=1, workers=1)
     ps = _start_ps(tmp_path, spec, exit_when_done=False)
@@ -176,6 +179,7 @@ def test_a_chief_that_fails_ends_nothing(tmp_path):
         _stop(worker)
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_stop_makes_join_return_in_the_same_process():
     spec = cluster_dict(ps=1, workers=1)
     server = Server(spec, job_name="ps", task_index=0)  # exit_when_done: the job never ends

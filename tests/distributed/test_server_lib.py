@@ -20,23 +20,25 @@ from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
 from tensorweave.framework import errors
 from tensorweave.testing.cluster import LocalCluster
 from session_helpers import run_then_close
+from suite_markers import PORT, TASK_PROCESSES
 
 pytestmark = pytest.mark.usefixtures("graph")
 
 
-@pytest.fixture(scope="module")
-def server():
-    """One in-process local server, shared like TF's cached server."""
+@pytest.fixture
+def server(transport):
+    """An in-process local server of the test's own, over the test's transport (one shared
+    by the module, as TF's cached server is, would carry state between transports)."""
     s = tf.train.Server.create_local_server()
     yield s
     s.stop()
 
 
-@pytest.fixture(scope="module")
-def remote():
-    """A server in another process: every call goes over gRPC."""
-    with LocalCluster(ps=0, workers=1) as lc:
-        yield lc.target("worker", 0)
+@pytest.fixture
+def remote(transport, per_transport):
+    """A server in another process, over the test's transport (one per transport, shared by
+    the module's tests)."""
+    return per_transport.get(transport, lambda: LocalCluster(ps=0, workers=1)).target("worker", 0)
 
 
 def _matmul():
@@ -45,11 +47,13 @@ def _matmul():
 
 # ---- server_lib_test.py: GrpcServerTest ----------------------------------------------
 
+@pytest.mark.transports()
 def test_run_step_on_a_local_server(server):
     with tf.Session(server.target) as sess:
         assert sess.run(_matmul()).tolist() == [[4]]
 
 
+@pytest.mark.transports()
 def test_two_sessions_on_one_target(server):
     e = _matmul()
     s1, s2 = tf.Session(server.target), tf.Session(server.target)
@@ -58,6 +62,7 @@ def test_two_sessions_on_one_target(server):
     s2.close()
 
 
+@pytest.mark.transports()
 def test_reset_of_an_unknown_container_keeps_variables_but_closes_sessions(server):
     with tf.container("spec_c0"):
         v0 = tf.Variable(1.0, name="v0")
@@ -89,6 +94,7 @@ def test_unknown_target_is_not_found_naming_it():
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_large_constant_fetch_and_feed_over_grpc(remote):
     # 10000 x 3000 float32 = 120 MB each way, as in TF's test.
     with tf.Session(remote) as sess:
@@ -102,6 +108,7 @@ def test_large_constant_fetch_and_feed_over_grpc(remote):
 
 
 @pytest.mark.parametrize("where", ["in_process", "over_grpc"])
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_close_cancels_a_blocked_dequeue(server, remote, where):
     sess = tf.Session(server.target if where == "in_process" else remote)
     q = tf.FIFOQueue(10, [tf.float32], shared_name=f"close_cancels_{where}")
@@ -114,6 +121,7 @@ def test_close_cancels_a_blocked_dequeue(server, remote, where):
     assert "closed" in str(error)
 
 
+@pytest.mark.transports()
 def test_interactive_session_on_a_target(server):
     sess = tf.InteractiveSession(server.target)
     try:
@@ -122,6 +130,7 @@ def test_interactive_session_on_a_target(server):
         sess.close()
 
 
+@pytest.mark.transports()
 def test_default_session_config_from_create_local_server_and_server_def():
     config = tf.ConfigProto(gpu_options=tf.GPUOptions(per_process_gpu_memory_fraction=0.1))
     s = tf.train.Server.create_local_server(config=config, start=False)
@@ -134,6 +143,7 @@ def test_default_session_config_from_create_local_server_and_server_def():
         == pytest.approx(0.1)
 
 
+@pytest.mark.transports()
 def test_address_without_port_is_invalid_argument_as_in_tf():
     # TF: InvalidArgumentError mentioning "port" when the server starts. Here the same
     # class, with a message naming the address.
@@ -142,6 +152,7 @@ def test_address_without_port_is_invalid_argument_as_in_tf():
 
 
 @pytest.mark.parametrize("where", ["in_process", "over_grpc"])
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_run_timeout_is_deadline_exceeded(server, remote, where):
     q = tf.FIFOQueue(1, [tf.float32], shared_name=f"never_filled_{where}")
     with tf.Session(server.target if where == "in_process" else remote) as sess:
@@ -149,6 +160,7 @@ def test_run_timeout_is_deadline_exceeded(server, remote, where):
             sess.run(q.dequeue(), options=tf.RunOptions(timeout_in_ms=1000))
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_second_server_on_the_same_port_is_unknown_error_as_in_tf(server):
     # TF: UnknownError ("Could not start gRPC server"). Here the same class, with a
     # message naming the port and what to do.
@@ -156,6 +168,7 @@ def test_second_server_on_the_same_port_is_unknown_error_as_in_tf(server):
         tf.train.Server({"local_2": [server.target[len("grpc://"):]]})
 
 
+@pytest.mark.transports()
 def test_graph_extended_after_queue_runners_start(server):
     with tf.Session(server.target) as sess:
         queue = tf.train.input_producer(tf.constant([0.0]))
@@ -169,6 +182,7 @@ def test_graph_extended_after_queue_runners_start(server):
         coord.join(threads, stop_grace_period_secs=5)
 
 
+@pytest.mark.transports()
 def test_isolate_session_state_and_shared_state(server):
     init = tf.placeholder(tf.int32)
     v = tf.Variable(init, validate_shape=False, name="iso_spec_v")
@@ -196,6 +210,7 @@ def test_isolate_session_state_and_shared_state(server):
         s.close()
 
 
+@pytest.mark.transports()
 def test_shared_state_outlives_the_graph_that_made_it(server):
     sharing = tf.ConfigProto(isolate_session_state=False)
     with tf.Graph().as_default():
@@ -247,6 +262,7 @@ def test_server_def_holds_cluster_job_task_and_protocol(cluster, job, task):
 
 # ---- the one-test files ---------------------------------------------------------------
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_sparse_job_task_37_on_a_free_port():
     """server_lib_sparse_job_test.py: a job whose only task is 37, on "localhost:0"."""
     s = tf.train.Server({"local": {37: "localhost:0"}})
@@ -260,6 +276,7 @@ def test_sparse_job_task_37_on_a_free_port():
         s.stop()
 
 
+@pytest.mark.transports()
 def test_same_variables_no_clear(server):
     """server_lib_same_variables_no_clear_test.py: a second session finds the values."""
     with tf.Session(server.target) as sess:
@@ -273,6 +290,7 @@ def test_same_variables_no_clear(server):
         assert sess.run(new).tolist() == [[4]]
 
 
+@pytest.mark.transports()
 def test_same_variables_clear():
     """server_lib_same_variables_clear_test.py: reset aborts sessions, frees variables."""
     s = tf.train.Server.create_local_server()
@@ -296,6 +314,7 @@ def test_same_variables_clear():
         s.stop()
 
 
+@pytest.mark.transports()
 def test_same_variables_clear_container_named_after_the_job():
     """server_lib_same_variables_clear_container_test.py: a task's default container is
     its job's name, so resetting "local0" clears only server 0's variables."""
@@ -323,6 +342,7 @@ def test_same_variables_clear_container_named_after_the_job():
         server1.stop()
 
 
+@pytest.mark.transports()
 def test_multiple_containers():
     """server_lib_multiple_containers_test.py: resetting one container leaves the other."""
     with tf.container("test0"):

@@ -25,6 +25,7 @@ from tensorweave.train.session_deadline import (
     DEADLINE_ENV, DEFAULT_SESSION_DEADLINE_SECS, MAX_RECOVERIES_IN_A_ROW, session_deadline_secs)
 from tensorweave.train.session_run_hook import SessionRunHook
 from tensorweave.train.supervisor import Supervisor
+from suite_markers import TASK_PROCESSES
 
 PS = "/job:ps/replica:0/task:0"
 # Each attempt on the worker's master waits this long for the ps (ConfigProto).
@@ -81,6 +82,7 @@ def test_default_deadline_is_about_a_minute_and_configurable(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_chief_gives_up_naming_the_missing_ps(ps_down, graph, caplog, monkeypatch):
     monkeypatch.setenv(DEADLINE_ENV, "4")
     train = _model(ps_down.spec)
@@ -99,6 +101,7 @@ def test_chief_gives_up_naming_the_missing_ps(ps_down, graph, caplog, monkeypatc
     assert f"Still waiting for {PS} to create a session on" in waiting[0].getMessage()
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_operation_timeout_in_ms_is_honoured(ps_down, graph, monkeypatch):
     monkeypatch.delenv(DEADLINE_ENV, raising=False)
     train = _model(ps_down.spec)
@@ -114,6 +117,7 @@ def test_operation_timeout_in_ms_is_honoured(ps_down, graph, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_non_chief_gives_up_instead_of_waiting_out_max_wait_secs(ps_down, graph, caplog,
                                                                   monkeypatch):
     # max_wait_secs (TF's two hours) bounds waiting for the chief; an unreachable ps is
@@ -134,6 +138,7 @@ def test_non_chief_gives_up_instead_of_waiting_out_max_wait_secs(ps_down, graph,
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_supervisor_worker_gives_up_too(ps_down, graph, monkeypatch):
     monkeypatch.setenv(DEADLINE_ENV, "3")
     _model(ps_down.spec)
@@ -144,6 +149,7 @@ def test_supervisor_worker_gives_up_too(ps_down, graph, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_recovery_after_a_lost_ps_says_what_it_does(tmp_path, caplog):
     """The ps process is killed and restarted mid-training: the chief's recovery logs
     at WARNING that it restarts the session, which checkpoint it restored and the step

@@ -13,10 +13,12 @@ import tensorweave as tf
 from tensorweave.distributed.topology import free_ports
 
 from session_helpers import close_while_blocked
+from suite_markers import OTHER_PROCESSES
 
 pytestmark = pytest.mark.usefixtures("graph")
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_a_master_that_comes_up_within_the_timeout_is_waited_for():
     port = free_ports(1)[0]
     servers = []
@@ -56,6 +58,7 @@ def test_without_a_timeout_an_unreachable_master_is_unavailable_at_once():
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.transports()
 def test_create_local_server_is_tfs_job_local():
     server = tf.train.Server.create_local_server()
     try:
@@ -70,6 +73,7 @@ def test_create_local_server_is_tfs_job_local():
         server.stop()
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_closing_a_session_over_rpc_cancels_its_blocked_step_naming_session_close():
     from tensorweave.framework.proto import config_pb2
     server = tf.train.Server.create_local_server()

@@ -15,6 +15,7 @@ import pytest
 
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 from tensorweave.testing.faults import STEP_PATTERN, Fault, FaultInjector
+from suite_markers import SYNC_JOB
 
 WORKER1 = "/job:worker/replica:0/task:1"
 
@@ -60,6 +61,7 @@ def _assert_chief_finished(chief: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=SYNC_JOB)
 def test_backup_worker_lets_training_go_on_when_a_worker_dies(tmp_path):
     # 2 of 3 replicas aggregated: worker 1 killed for good, the chief and worker 0
     # finish the job; the dead worker is never waited for, so nothing is reported.
@@ -74,6 +76,7 @@ def test_backup_worker_lets_training_go_on_when_a_worker_dies(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=SYNC_JOB)
 def test_without_backup_the_chief_names_the_dead_worker_and_gives_up(tmp_path):
     codes, chief = _job(tmp_path, 3, Fault("worker", 1, at_step=10, restart_after_secs=None),
                         {"TENSORWEAVE_SYNC_REPLICA_WARN_SECS": "1",
@@ -96,6 +99,7 @@ def test_without_backup_the_chief_names_the_dead_worker_and_gives_up(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=SYNC_JOB)
 def test_without_backup_a_restarted_worker_rejoins_and_the_job_finishes(tmp_path):
     # The orchestrator's way: the dead worker comes back; the chief said who it
     # waited for meanwhile, and every process ends with code 0.

@@ -22,6 +22,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from suite_markers import SYNC_JOB
 
 
 @contextlib.contextmanager
@@ -112,6 +113,7 @@ def _join(threads, errors_seen):
     assert not errors_seen, errors_seen
 
 
+@pytest.mark.transports("grpc", why=SYNC_JOB)
 def test_sync_training_with_stale_gradients_dropped(replicas):
     sessions, graphs, trains = replicas
     n = len(sessions)
@@ -159,6 +161,7 @@ def test_sync_training_with_stale_gradients_dropped(replicas):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=SYNC_JOB)
 def test_worker_loop_ends_cleanly_when_the_chief_finishes(monkeypatch):
     """Deliberate difference from TF 1.x (where the worker would wait for a token
     forever): the finished chief serves the worker for TENSORWEAVE_SYNC_SERVE_SECS, then

@@ -11,6 +11,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.testing.cluster import LocalCluster
+from suite_markers import TASK_PROCESSES
 
 
 @pytest.fixture
@@ -26,6 +27,7 @@ def _graph():
     return q, v
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_old_session_gets_aborted_on_a_restarted_ps_and_leaves_its_queue_open(
         graph, ps_and_worker):
     lc = ps_and_worker
@@ -46,6 +48,7 @@ def test_old_session_gets_aborted_on_a_restarted_ps_and_leaves_its_queue_open(
     new.close()
 
 
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_session_that_first_meets_a_task_after_its_restart_is_not_refused(
         graph, ps_and_worker):
     # Only a task seen before its restart is refused: the incarnation is noted the

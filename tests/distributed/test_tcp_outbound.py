@@ -14,6 +14,7 @@ from tensorweave.distributed.topology import free_ports
 from tensorweave.distributed.transport.tcp import outbound
 from tensorweave.distributed.transport.tcp.peer import TCP
 from tensorweave.testing.cluster import LocalCluster
+from suite_markers import ONE_WIRE
 
 _RTO_MAX = 44  # TCP_RTO_MAX_MS
 
@@ -63,6 +64,7 @@ def test_with_the_knob_at_zero_grpc_dials_itself(monkeypatch):
 
 
 @needs_rto_max
+@pytest.mark.transports("tcp", why=ONE_WIRE)
 def test_a_tcp_call_goes_through_this_process_s_dialer_and_its_tuned_connection():
     with LocalCluster(ps=1, workers=0) as cluster:
         address = cluster.spec["ps"][0]

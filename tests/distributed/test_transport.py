@@ -24,6 +24,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.device import (
     parse_task_name, task_device, task_name, device_task)
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from suite_markers import DEFAULT_PROTOCOL, PORT, TASK_PROCESSES
 
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
@@ -194,6 +195,7 @@ def test_sync_replicas_average_two_workers_over_the_transport(net):
 
 
 # ---- the one choice point: protocols by name ---------------------------------------
+@pytest.mark.transports("grpc", why=DEFAULT_PROTOCOL)
 def test_connect_prefers_this_process_then_unix_then_tcp(monkeypatch):
     spec = cluster_dict(1, 0)
     server = tf.train.Server(spec, job_name="ps", task_index=0, exit_when_done=False)
@@ -263,6 +265,7 @@ def test_server_protocol_takes_every_registered_name(protocol, monkeypatch):
             s.stop()
 
 
+@pytest.mark.transports()
 def test_server_def_protocol_chooses_and_unknown_names_are_refused(monkeypatch):
     monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
     spec = cluster_dict(1, 0)
@@ -287,6 +290,7 @@ def test_unreachable_task_is_unavailable_and_named(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_killed_peer_fails_calls_in_flight(monkeypatch):
     monkeypatch.delenv("TENSORWEAVE_TRANSPORT", raising=False)
     with LocalCluster(ps=1, workers=0, spec=cluster_dict(1, 0)) as lc:
@@ -297,6 +301,7 @@ def test_killed_peer_fails_calls_in_flight(monkeypatch):
             peer.call("get_status", pb.GetStatusRequest(), timeout=10.0)
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_second_server_on_same_address_is_refused():
     spec = cluster_dict(1, 0)
     first = tf.train.Server(spec, job_name="ps", task_index=0, exit_when_done=False)

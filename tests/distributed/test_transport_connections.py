@@ -12,6 +12,7 @@ import pytest
 from tensorweave.base import knobs
 from tensorweave.testing.cluster import LocalCluster
 from tensorweave.testing.idle_connections import TLS_KINDS, held, open_idle, task_stats
+from suite_markers import ONE_WIRE
 
 N_IDLE = 400          # per kind: 1,200 connections, 2,000 sockets on the task
 THREAD_BUDGET = 20    # what they may add, all kinds together (issue 32: < 20 for 1,000)
@@ -37,6 +38,7 @@ def task():
         yield cluster, cluster.procs[("ps", 0)].pid, host, int(port)
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_idle_connections_of_every_kind_add_a_bounded_number_of_threads(task):
     cluster, pid, host, port = task
     before = _threads_once_settled(pid)
@@ -53,6 +55,7 @@ def test_idle_connections_of_every_kind_add_a_bounded_number_of_threads(task):
             s.close()
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_the_task_still_serves_a_step_while_idle_connections_are_held(task):
     import tensorweave as tf
     cluster, pid, host, port = task
@@ -79,6 +82,7 @@ def _closed_soon(s: socket.socket) -> bool:
         return True
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_half_open_connections_over_the_cap_are_refused_and_logged():
     env = {knobs.MAX_HALF_OPEN.name: "8", knobs.HANDSHAKE_TIMEOUT_SECS.name: "1"}
     with LocalCluster(1, 0, env=env) as cluster:
@@ -99,6 +103,7 @@ def test_half_open_connections_over_the_cap_are_refused_and_logged():
         assert f"within 1 s ({knobs.HANDSHAKE_TIMEOUT_SECS.name})" in out
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_tls_connections_stalled_or_idle_hold_no_thread(tmp_path, monkeypatch):
     """With TLS, peers that start a handshake and stop (a ClientHello's first bytes),
     verified gRPC channels and bulk channels that stay idle all wait on the event loop:

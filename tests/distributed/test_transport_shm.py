@@ -12,6 +12,7 @@ from tensorweave.distributed.protocol.rpc_pb2 import Envelope
 from tensorweave.distributed.transport.unix import framing, shm
 from tensorweave.distributed.transport.unix.framing import HEAD, PUSH, Conn
 from tensorweave.testing.cluster import cluster_over
+from suite_markers import ONE_WIRE
 
 CAP = 1 << 20
 
@@ -203,6 +204,7 @@ def test_a_frame_pointing_into_a_missing_ring_is_refused():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ring_bytes", ["16MiB", "0"])
+@pytest.mark.transports("unix", why=ONE_WIRE)
 def test_tasks_of_one_host_move_big_tensors_through_rings(ring_bytes, monkeypatch, fresh_graph):
     """A 1 MiB variable read by a worker and fetched by this process (over unix
     links), with rings and with TENSORWEAVE_SHM_RING_BYTES=0 (all in frames)."""

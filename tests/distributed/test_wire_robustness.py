@@ -27,6 +27,7 @@ from tensorweave.distributed.transport.tcp import bulk, rpc
 from tensorweave.distributed.transport import limits
 from tensorweave.distributed.transport.unix import socket_name
 from tensorweave.testing.cluster import LocalCluster
+from suite_markers import ONE_WIRE
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -92,11 +93,13 @@ PREFIXES = [b"", HTTP2_PREFACE[:10], HTTP2_PREFACE, bulk.MAGIC, b"\x16\x03\x01\x
 @settings(max_examples=30, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prefix=st.sampled_from(PREFIXES), garbage=st.binary(min_size=0, max_size=2048))
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_garbage_on_every_listening_socket(cluster, prefix, garbage):
     _throw(socket.AF_INET, ("127.0.0.1", _port(cluster)), prefix + garbage)
     _throw(socket.AF_UNIX, socket_name(_address(cluster)), prefix + garbage)
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_server_runs_a_step_after_the_garbage(cluster):
     # Named to run after the fuzz test: the same process took every example above.
     _alive(cluster)
@@ -116,6 +119,7 @@ def _call(cluster, service, method, body, stream=False):
 
 @pytest.mark.parametrize("service,methods", [(MASTER_SERVICE, MASTER_METHODS),
                                              (WORKER_SERVICE, WORKER_METHODS)])
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_corrupt_bodies_of_real_methods_are_invalid_argument(cluster, service, methods):
     rng = np.random.default_rng(0)
     bodies = [b"", b"\x01", struct.pack("<I", 1 << 30) + b"xx",  # length past the end
@@ -143,6 +147,7 @@ _CLIENT_ERRORS = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.ABORTED,
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(call=st.sampled_from(_CALLS), message=st.binary(max_size=80))
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_well_framed_garbage_messages_get_a_caller_error(cluster, call, message):
     """A valid frame around random message bytes: the answer is a result or the
     caller's error, never INTERNAL/UNKNOWN (a server-side exception)."""
@@ -161,6 +166,7 @@ def _frame(message, headers):
     return struct.pack("<I", len(body)) + body
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_an_announced_huge_tensor_is_refused_before_allocating(cluster):
     h = Envelope().tensors.add()
     h.dtype, h.nbytes = 1, 1 << 50
@@ -176,6 +182,7 @@ def test_an_announced_huge_tensor_is_refused_before_allocating(cluster):
     _alive(cluster)
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_oversized_frames_on_the_unix_socket_end_the_link(cluster):
     from tensorweave.distributed.transport.unix.framing import HEAD, REQUEST
     h = Envelope().tensors.add()
@@ -195,6 +202,7 @@ def test_oversized_frames_on_the_unix_socket_end_the_link(cluster):
     _alive(cluster)
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_an_oversized_message_is_refused(cluster):
     with pytest.raises(grpc.RpcError) as e:
         _call(cluster, WORKER_SERVICE, "GetStatus", b"\0" * (5 << 20))
@@ -203,6 +211,7 @@ def test_an_oversized_message_is_refused(cluster):
     _legit_step(cluster)  # a bigger tensor than that still goes, in chunks
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_unknown_handles_steps_and_tokens(cluster):
     worker = rpc.Client(_address(cluster), WORKER_SERVICE, WORKER_METHODS)
     master = rpc.Client(_address(cluster), MASTER_SERVICE, MASTER_METHODS)
@@ -265,6 +274,7 @@ def _slow_loris(port, n, stop):
         s.close()
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_slow_loris_does_not_block_another_sessions_step(cluster):
     with tf.Graph().as_default():
         with tf.device("/job:ps/task:0"):
@@ -294,6 +304,7 @@ def _closed_by_server(s):
         return True
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_a_silent_or_stalled_connection_is_closed_after_the_handshake_timeout(cluster):
     # "PRI * " is most of HTTP/2's first 8 bytes: the port waits for the rest, but only
     # for TENSORWEAVE_HANDSHAKE_TIMEOUT_SECS (1 s here), then closes the connection.
@@ -309,6 +320,7 @@ def test_a_silent_or_stalled_connection_is_closed_after_the_handshake_timeout(cl
     _alive(cluster)
 
 
+@pytest.mark.transports("grpc", why=ONE_WIRE)
 def test_a_flood_of_connections_beyond_the_cap_is_closed(cluster):
     socks = [socket.create_connection(("127.0.0.1", _port(cluster)), timeout=30)
              for _ in range(100)]  # the cap is 64

@@ -23,6 +23,7 @@ from tensorweave.distributed.server import Server
 from tensorweave.distributed.topology import free_ports
 from tensorweave.framework import errors
 from tensorweave.testing.faultproxy import FaultProxy
+from suite_markers import CONNECTION
 
 pytestmark = [pytest.mark.usefixtures("fresh_graph"), pytest.mark.cluster]
 
@@ -95,6 +96,7 @@ def _step_until_it_works(sess, out, seconds):
             time.sleep(0.2)
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=CONNECTION)
 def test_a_reset_connection_to_a_living_ps_is_reopened_by_the_next_step(bed):
     sess, out = _counter(bed)
     with sess:
@@ -105,6 +107,7 @@ def test_a_reset_connection_to_a_living_ps_is_reopened_by_the_next_step(bed):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", "unix", why=CONNECTION)
 def test_refused_while_the_ps_lives_then_the_same_session_goes_on(bed):
     sess, out = _counter(bed)
     with sess:
@@ -119,6 +122,7 @@ def test_refused_while_the_ps_lives_then_the_same_session_goes_on(bed):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", "unix", why=CONNECTION)
 def test_a_step_held_by_a_silent_cut_finishes_once_the_link_heals(bed):
     sess, out = _counter(bed)
     with sess:

@@ -13,6 +13,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.datasets import load_digits
 from suite_paths import REPO_ROOT
+from suite_markers import WHOLE_JOB
 
 ROOT = str(REPO_ROOT)
 EXAMPLE = os.path.join(ROOT, "examples", "estimator_mnist.py")
@@ -35,6 +36,7 @@ def _cluster_args(logs, model_dir, *extra):
 
 @pytest.mark.cluster
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_estimator_sample_on_chief_ps_worker_and_evaluator(tmp_path):
     model_dir, logs, export_dir = tmp_path / "model", tmp_path / "logs", tmp_path / "export"
     proc = _launch(_cluster_args(logs, model_dir, f"--export_dir={export_dir}"))

@@ -16,6 +16,7 @@ from tensorweave.launch.cli import build_parser
 from tensorweave.launch.launcher import Launcher, LaunchOptions
 from tensorweave.launch.progress import ProgressTracker
 from tensorweave.launch.manifest import ManifestOptions, build_manifests
+from suite_markers import WHOLE_JOB
 
 TrainSpec, EvalSpec = tf.estimator.TrainSpec, tf.estimator.EvalSpec
 
@@ -278,6 +279,7 @@ def _write_checkpoint(model_dir, step):
 
 @pytest.mark.cluster
 @pytest.mark.parametrize("job_ended", [True, False])
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_worker_joining_after_the_job_ended(tmp_path, monkeypatch, job_ended):
     """Beyond TF 1.x (whose ps tasks never exit): a worker that cannot reach the ps tasks
     ends normally when model_dir already holds the final checkpoint, else it fails."""
@@ -305,6 +307,7 @@ def test_worker_joining_after_the_job_ended(tmp_path, monkeypatch, job_ended):
             timer.join()
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_launch_evaluator_flag_and_its_conflict_with_seed_flags():
     args = build_parser().parse_args(["launch", "--chief", "--evaluator"])
     assert args.evaluator and args.chief
@@ -316,6 +319,7 @@ def test_launch_evaluator_flag_and_its_conflict_with_seed_flags():
 
 
 @pytest.mark.cluster
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_legacy_master_trains_and_evaluates_its_checkpoints(tmp_path, monkeypatch):
     _tf_config(monkeypatch, "master", 0, cluster={"master": [f"127.0.0.1:{free_ports(1)[0]}"]})
     est = make_estimator(tmp_path, save_checkpoints_steps=40)

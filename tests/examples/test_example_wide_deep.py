@@ -17,6 +17,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.testing.seed_job import run_seed_job
 from suite_paths import REPO_ROOT
+from suite_markers import WHOLE_JOB
 
 ROOT = str(REPO_ROOT)
 SCRIPT = "examples/wide_deep.py"
@@ -60,6 +61,7 @@ def _assert_checkpoint_and_placement(ckpt_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_async_with_the_seed_flags(tmp_path):
     result = run_seed_job(SCRIPT, ps=2, workers=2, extra=_flags(tmp_path), timeout=240)
     assert result.returncodes == {"ps0": 0, "ps1": 0, "worker0": 0, "worker1": 0}, \
@@ -71,6 +73,7 @@ def test_async_with_the_seed_flags(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_sync_under_tensorweave_launch(tmp_path):
     cmd = [sys.executable, "-m", "tensorweave", "launch", "--ps", "2", "--workers", "2",
            "--", sys.executable, SCRIPT, "--sync=true", *_flags(tmp_path)]

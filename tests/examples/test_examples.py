@@ -13,6 +13,7 @@ import pytest
 
 import tensorweave as tf
 from suite_paths import REPO_ROOT
+from suite_markers import WHOLE_JOB
 
 ROOT = str(REPO_ROOT)
 IN_GRAPH = os.path.join(ROOT, "examples", "in_graph.py")
@@ -42,6 +43,7 @@ def _listening(address):
 
 @pytest.mark.cluster
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_in_graph_starts_its_own_cluster_and_reaches_95_percent(tmp_path):
     proc = _run([IN_GRAPH, "--train_steps=600", "--log_every=200", f"--logdir={tmp_path}"])
     out = proc.stdout + proc.stderr

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from tensorweave.testing.seed_job import SeedJob, run_seed_job
+from suite_markers import WHOLE_JOB
 
 TRAINER = "examples/trainer.py"
 SUPERVISOR = "examples/supervisor_trainer.py"
@@ -34,6 +35,7 @@ def _final_accuracies(result, pattern):
     ["--sync_replicas=true"],                                      # sync, 2 of 2
     ["--sync_replicas=true", "--replicas_to_aggregate=1"],         # sync with a backup
 ], ids=["async", "sync", "sync-backup"])
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_seed_002_trainer(tmp_path, mode):
     """On the shipped digits: >= 95% on the held-out test images, async and sync."""
     result = run_seed_job(TRAINER, extra=["--train_steps=800", "--hidden=96", "--log_every=200",
@@ -52,6 +54,7 @@ def test_seed_002_trainer(tmp_path, mode):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_seed_002_chief_trains_while_worker_1_never_starts(tmp_path):
     """trainer.py passes mnist_replica.py's device_filters, so the chief's session
     neither waits for nor contacts worker 1 (TF 1.x without the filters would wait
@@ -83,6 +86,7 @@ def _assert_summaries(logdir, tags):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("issync", ["0", "1"], ids=["async", "sync"])
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_seed_001_supervisor_program(tmp_path, issync):
     """On the shipped digits: >= 95% on the whole held-out test set, async and sync."""
     result = run_seed_job(SUPERVISOR, extra=[f"--issync={issync}", "--training_steps=600",
@@ -98,6 +102,7 @@ def test_seed_001_supervisor_program(tmp_path, issync):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_ps_killed_and_restarted_workers_recover_from_checkpoint(tmp_path):
     # 2000 steps: the job runs at ~600 steps/s here, and 400 could end before the kill
     # (which then hit the chief's final hooks instead of training: not this test's case).

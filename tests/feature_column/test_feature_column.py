@@ -113,6 +113,7 @@ def test_numeric_column_shape_default_and_normalizer():
     assert _run(ints).tolist() == [[3.], [4.]]  # rank 1 becomes [batch, 1], cast to float
 
 
+@pytest.mark.transports()
 def test_input_layer_orders_by_name_and_matches_tf():
     age = fc.numeric_column("age")
     age_b = fc.bucketized_column(age, [18., 25., 40.])

@@ -16,6 +16,7 @@ fc = tf.feature_column
 pytestmark = pytest.mark.usefixtures("graph")
 
 
+@pytest.mark.transports()
 def test_sparse_tensor_value_features():
     col = fc.categorical_column_with_identity("ids", num_buckets=4)
     emb = fc.embedding_column(col, 2, combiner="sum",
@@ -126,6 +127,7 @@ def test_nested_crosses_cross_their_leaves():
 
 
 @pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.transports()
 def test_embedding_initialized_from_a_checkpoint(tmp_path, shared):
     path = str(tmp_path / "emb")
     table = np.arange(6, dtype=np.float32).reshape(3, 2)
@@ -216,6 +218,7 @@ def test_weights_pair_with_ids_by_position_as_tf():
                 sess.run(out)
 
 
+@pytest.mark.transports()
 def test_input_layer_reports_each_columns_output():
     a, b = fc.numeric_column("a"), fc.numeric_column("b", shape=[2])
     parts = {}
@@ -228,6 +231,7 @@ def test_input_layer_reports_each_columns_output():
     np.testing.assert_allclose(got_net, [[1., 3., 4.], [2., 5., 6.]])
 
 
+@pytest.mark.transports()
 def test_features_of_unknown_rank():
     price = tf.placeholder(tf.float32)  # rank known only when fed
     net = fc.input_layer({"price": price}, [fc.numeric_column("price")])

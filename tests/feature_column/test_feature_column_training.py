@@ -35,6 +35,7 @@ def _wide_deep(features):
     return wide + tf.layers.dense(net, 1)
 
 
+@pytest.mark.transports()
 def test_wide_and_deep_loss_falls_on_a_planted_signal(graph):
     feeds = {"user": tf.placeholder(tf.string, [None, 1]),
              "item": tf.placeholder(tf.int64, [None, 1]),

@@ -129,6 +129,7 @@ def test_vocabulary_file_errors(graph, wire_vocab, tmp_path):
         _ids(late, {"wire": _sp(((0, 0),), ("omar",), (1, 1), object)})
 
 
+@pytest.mark.transports()
 def test_vocabulary_file_in_input_layer_and_monitored_session(graph, wire_vocab):
     col = categorical_column_with_vocabulary_file("wire", wire_vocab, num_oov_buckets=1)
     net = fc.input_layer({"wire": tf.constant([["omar"], ["marlo"], ["zzz"]])},
@@ -181,6 +182,7 @@ TABLE = np.array([[1., 2.], [3., 5.], [7., 11.]], np.float32)
 
 
 @pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+@pytest.mark.transports()
 def test_weighted_column_embedding_combiners(graph, combiner):
     col = weighted_categorical_column(fc.categorical_column_with_identity("ids", 3), "values")
     emb = fc.embedding_column(col, 2, combiner=combiner,
@@ -251,6 +253,7 @@ def _shared(dimension=2, **kw):
         [b, a], dimension, initializer=tf.constant_initializer(TABLE), **kw)
 
 
+@pytest.mark.transports()
 def test_shared_embedding_one_variable_same_vectors_and_gradients(graph):
     emb_b, emb_a = _shared()
     assert (emb_a.name, emb_b.name) == ("aaa_shared_embedding", "bbb_shared_embedding")
@@ -286,6 +289,7 @@ def test_shared_embedding_reused_across_input_layers(graph):
     np.testing.assert_allclose(a, b)
 
 
+@pytest.mark.transports()
 def test_shared_embedding_with_weighted_columns_and_collection_name(graph):
     ids = fc.categorical_column_with_identity("ids", 3)
     weighted = weighted_categorical_column(ids, "values")
@@ -322,6 +326,7 @@ def test_shared_embedding_errors(tmp_path):
         shared_embedding_columns([fc.numeric_column("x")], 2)
 
 
+@pytest.mark.transports()
 def test_partitioned_shared_embedding_builds_two_parts(graph):
     a = fc.categorical_column_with_identity("aaa", 3)
     b = fc.categorical_column_with_identity("bbb", 3)

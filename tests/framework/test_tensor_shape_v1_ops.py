@@ -69,6 +69,7 @@ def test_unknown_dimension_where_a_number_is_needed(x):
         tf.zeros([x.shape[0], 2])
 
 
+@pytest.mark.transports()
 def test_dimensions_as_cell_and_layer_sizes(x):
     cell = tf.nn.rnn_cell.LSTMCell(x.shape[2])
     outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)

@@ -13,6 +13,7 @@ import pytest
 
 from tensorweave.launch.cli import main
 from tensorweave.launch.topology import free_ports
+from suite_markers import WHOLE_JOB
 
 SUBCOMMANDS = ("launch", "server", "manifest")
 
@@ -39,6 +40,7 @@ def test_subcommand_help(name, capsys):
     assert "--" in out
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_missing_command_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         main(["launch", "--workers", "1"])
@@ -46,11 +48,13 @@ def test_missing_command_is_a_usage_error(capsys):
     assert "put the program after '--'" in capsys.readouterr().err
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_chief_with_pass_flags_is_refused(capsys):
     assert main(["launch", "--chief", "--pass-flags", "--", "true"]) == 2
     assert "--chief and --pass-flags" in capsys.readouterr().err
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_server_without_cluster_names_what_to_do(capsys, monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     assert main(["server"]) == 2
@@ -71,6 +75,7 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 0), (signal.SIGINT, 130)])
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_server_from_tf_config_stops_on_signal(sig, code):
     ps_port, worker_port = free_ports(2)
     tf_config = {"cluster": {"ps": [f"localhost:{ps_port}"],
@@ -93,6 +98,7 @@ def test_server_from_tf_config_stops_on_signal(sig, code):
     assert "stopped on" in err
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_server_flags_override_and_port_in_use_is_reported():
     (port,) = free_ports(1)
     with socket.socket() as busy:

@@ -34,6 +34,7 @@ import yaml
 from tensorweave.distributed.topology import free_ports
 from tensorweave.launch.cli import main
 from suite_paths import REPO_ROOT
+from suite_markers import WHOLE_JOB
 
 ROOT = REPO_ROOT
 IN_IMAGE = "/app/trainer.py"
@@ -152,6 +153,7 @@ def _check_trained(results: dict) -> None:
 
 @pytest.mark.cluster
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_readme_tfjob_runs_with_the_operators_tf_config(tmp_path):
     docs = _render(tmp_path)  # the README's command: a TFJob by default, and its token
     assert [d["kind"] for d in docs] == ["Secret", "TFJob"]
@@ -161,6 +163,7 @@ def test_readme_tfjob_runs_with_the_operators_tf_config(tmp_path):
 
 @pytest.mark.cluster
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_readme_plain_jobs_run_with_their_own_tf_config(tmp_path):
     docs = _render(tmp_path, "--kind", "plain")
     _check_trained(_run_tasks(_on_loopback(_plain_tf_configs(docs)), tmp_path,

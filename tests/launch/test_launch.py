@@ -17,6 +17,7 @@ import pytest
 from tensorweave.launch.progress import PROGRESS_PREFIX, ProgressTracker
 from tensorweave.launch.topology import Topology
 from suite_paths import REPO_ROOT
+from suite_markers import WHOLE_JOB
 
 ROOT = REPO_ROOT
 
@@ -95,6 +96,7 @@ def _assert_all_gone(pids: dict[str, int]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_tasks_get_tf_config_and_prefixed_output(tmp_path, task_script):
     r = _run(tmp_path, "--ps", "1", "--workers", "2", "--chief", "--logdir",
              str(tmp_path / "logs"), "--", sys.executable, str(task_script), "ok", "--x=1")
@@ -124,6 +126,7 @@ def test_tasks_get_tf_config_and_prefixed_output(tmp_path, task_script):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_pass_flags_appends_seed_flags(tmp_path, task_script):
     r = _run(tmp_path, "--ps", "2", "--workers", "1", "--pass-flags", "--",
              sys.executable, str(task_script), "ok")
@@ -138,6 +141,7 @@ def test_pass_flags_appends_seed_flags(tmp_path, task_script):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_failing_worker_stops_everything_and_is_reported(tmp_path, task_script):
     r = _run(tmp_path, "--ps", "1", "--workers", "2", "--kill-grace", "3", "--",
              sys.executable, str(task_script), "fail")
@@ -151,6 +155,7 @@ def test_failing_worker_stops_everything_and_is_reported(tmp_path, task_script):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_ps_that_stays_is_stopped_after_grace(tmp_path, task_script):
     r = _run(tmp_path, "--ps", "1", "--workers", "1", "--ps-grace", "1", "--kill-grace", "2",
              "--", sys.executable, str(task_script), "ps_stays")
@@ -162,6 +167,7 @@ def test_ps_that_stays_is_stopped_after_grace(tmp_path, task_script):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_sigint_stops_every_task_and_exits_130(tmp_path, task_script):
     env = dict(os.environ, PID_DIR=str(tmp_path / "pids"))
     proc = subprocess.Popen(_launch_cmd("--ps", "1", "--workers", "2", "--kill-grace", "1",
@@ -187,6 +193,7 @@ def test_sigint_stops_every_task_and_exits_130(tmp_path, task_script):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_missing_program_and_timeout(tmp_path, task_script):
     r = _run(tmp_path, "--workers", "1", "--", "/no/such/program-tw")
     assert r.returncode == 127 and "/no/such/program-tw" in r.stderr
@@ -217,6 +224,7 @@ def test_topology_refuses_flags_with_chief():
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_seed_trainer_runs_unchanged(tmp_path):
     r = _run(tmp_path, "--ps", "1", "--workers", "2", "--pass-flags", "--progress-interval",
              "0.2", "--", sys.executable, "examples/trainer.py", "--train_steps=60",
@@ -232,6 +240,7 @@ def test_seed_trainer_runs_unchanged(tmp_path):
     assert "all tasks finished" in r.stderr
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_a_ps_that_exits_between_two_polls_is_still_reported(monkeypatch):
     # The launcher reaps (reports) ended tasks, then asks which still run. A ps that
     # exits in between used to have its exit code recorded by that question and was

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from suite_paths import REPO_ROOT
+from suite_markers import WHOLE_JOB
 
 ROOT = REPO_ROOT
 
@@ -52,6 +53,7 @@ def _launch(tmp_path: Path, program: str, *flags: str) -> subprocess.CompletedPr
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_plain_session_program_exits_0_although_the_ps_is_stopped(tmp_path):
     # Beyond TF 1.x's launchers: a ps that never exits is stopped after --ps-grace and
     # reported, and the job still succeeds because every worker did.
@@ -78,6 +80,7 @@ PS_FAILS_AFTER_WORKERS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_ps_failing_after_the_workers_is_reported_not_counted(tmp_path):
     r = _launch(tmp_path, PS_FAILS_AFTER_WORKERS, "--ps", "1", "--workers", "2")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -95,6 +98,7 @@ WORKER_FAILS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_a_failed_worker_is_still_the_exit_code(tmp_path):
     r = _launch(tmp_path, WORKER_FAILS, "--ps", "1", "--workers", "2", "--kill-grace", "2")
     assert r.returncode == 5, r.stdout + r.stderr
@@ -115,6 +119,7 @@ CHIEF_DECIDES = textwrap.dedent("""
 """)
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_with_a_chief_the_chief_decides(tmp_path):
     # TFJob's default success policy: with a chief, the job succeeds when the chief
     # does; a worker failing after that is reported.

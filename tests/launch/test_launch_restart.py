@@ -20,6 +20,7 @@ import pytest
 from tensorweave.launch.cli import main
 from tensorweave.launch.restart import RestartBook, RestartPolicy, parse_restart
 from suite_paths import REPO_ROOT
+from suite_markers import WHOLE_JOB
 
 ROOT = REPO_ROOT
 
@@ -105,6 +106,7 @@ def test_parse_restart_forms():
     ("always,never", "two policies for every role"),
     ("ps=always,", "empty part"),
 ])
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_bad_restart_values_name_the_offending_part(spec, message, capsys):
     with pytest.raises(ValueError, match=re.escape(message)):
         parse_restart(spec)
@@ -114,6 +116,7 @@ def test_bad_restart_values_name_the_offending_part(spec, message, capsys):
     assert f"argument --restart: --restart {spec!r}" in capsys.readouterr().err
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_bad_counts_and_roles_the_cluster_lacks(capsys):
     assert main(["launch", "--restart", "on-failure", "--max-restarts", "-1", "--",
                  "true"]) == 2
@@ -139,6 +142,7 @@ def test_backoff_doubles_up_to_its_cap_and_counts_per_task():
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_restarts_used_up_fail_the_job_with_a_clear_message(tmp_path):
     r = _launch(tmp_path, "--ps", "1", "--workers", "2", "--restart", "worker=on-failure",
                 "--max-restarts", "2", "--restart-backoff", "0.1", "--kill-grace", "2",
@@ -157,6 +161,7 @@ def test_restarts_used_up_fail_the_job_with_a_clear_message(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_always_restarts_an_early_clean_exit_but_not_the_jobs_end(tmp_path):
     # The ps returns 0 while the workers still need it: restarted after the settle time.
     r = _launch(tmp_path, "--ps", "1", "--workers", "2", "--restart", "ps=always",
@@ -170,6 +175,7 @@ def test_always_restarts_an_early_clean_exit_but_not_the_jobs_end(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_always_does_not_restart_a_finished_job(tmp_path):
     # The ps exits 0 before the workers (the chief told it the job is done): the job
     # ends within the settle time, so nothing is restarted.
@@ -199,6 +205,7 @@ def _job_of(pid: int) -> str | None:
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path):
     """`--restart on-failure`: SIGKILL the ps at global step >= 100 of 600; the launcher
     restarts it on its port, the workers re-create their sessions, the chief restores

@@ -22,6 +22,7 @@ from cryptography import x509
 from tensorweave.distributed.transport import credentials as C
 from tensorweave.launch.cli import main
 from suite_paths import REPO_ROOT
+from suite_markers import WHOLE_JOB
 
 ROOT = REPO_ROOT
 
@@ -76,6 +77,7 @@ def _launch(tmp_path: Path, *args: str, timeout: float = 180) -> subprocess.Comp
 @pytest.mark.slow
 @pytest.mark.parametrize("flags", [[], ["--tls"], ["--auth-token"], ["--tls", "--auth-token"],
                                    ["--insecure"]])
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_launch_gives_each_task_credentials_and_strangers_are_refused(tmp_path, flags):
     script = tmp_path / "task.py"
     script.write_text(TASK)
@@ -109,6 +111,7 @@ def test_launch_gives_each_task_credentials_and_strangers_are_refused(tmp_path, 
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_launch_tls_runs_the_seed_trainer(tmp_path):
     r = _launch(tmp_path, "--ps", "1", "--workers", "2", "--pass-flags", "--tls",
                 "--no-progress", "--", sys.executable, "examples/trainer.py",
@@ -185,6 +188,7 @@ def test_certs_writes_a_ca_a_certificate_for_the_hosts_and_a_token(tmp_path):
     creds.client_context()  # the key matches the certificate, the CA loads
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_server_flags_name_a_missing_file(tmp_path, capsys, monkeypatch):
     for name in (C.CA_ENV, C.CERT_ENV, C.KEY_ENV):  # main() sets them for this process:
         monkeypatch.setenv(name, "")  # so that monkeypatch restores them afterwards
@@ -239,12 +243,14 @@ def test_manifest_auth_secret_replaces_the_generated_one(tmp_path):
     (["manifest", "--image", "i", "--insecure", "--tls-secret", "s"], "--tls-secret"),
     (["launch", "--insecure", "--tls"], "--tls"),
     (["launch", "--insecure", "--auth-token"], "--auth-token")])
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_insecure_with_credentials_is_a_contradiction(command, message, capsys):
     assert main([*command, "--", "python", "t.py"]) == 2
     err = capsys.readouterr().err
     assert "--insecure" in err and message in err
 
 
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_launch_credentials_default_to_a_token():
     from tensorweave.launch.cli import build_parser
     from tensorweave.launch.credentials import launch_credentials

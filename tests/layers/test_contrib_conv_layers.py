@@ -104,6 +104,7 @@ def test_conv2d_errors():
         layers.conv2d(tf.ones([1, 8, 8, 3]), 3, [3, 3, 3])
 
 
+@pytest.mark.transports()
 def test_conv2d_reuse_regularizer_and_batch_norm():
     images = tf.ones([2, 5, 5, 3])
     layers.conv2d(images, 4, [3, 3], scope="conv1",

@@ -397,6 +397,7 @@ def test_optimize_loss_runs_update_ops_first_and_errors():
 
 
 # ---- a TF1-style model -----------------------------------------------------------------------
+@pytest.mark.transports()
 def test_mnist_style_model_trains():
     rng = np.random.RandomState(0)
     centers = rng.randn(10, 20).astype(np.float32) * 3

@@ -50,6 +50,7 @@ def test_namespace():
     assert tf.contrib.framework.get_variables_to_restore is slim.get_variables_to_restore
 
 
+@pytest.mark.transports()
 def test_lenet_trains_with_regularization():
     x, y = _data()
     images = tf.placeholder(tf.float32, [None, 12, 12, 1])
@@ -143,6 +144,7 @@ def _build_and_save(tmp_path):
     return path, values
 
 
+@pytest.mark.transports()
 def test_restore_part_of_a_model_with_saver_and_init_fn(tmp_path):
     path, saved = _build_and_save(tmp_path)
     lenet(tf.zeros([1, 12, 12, 1]), num_classes=7)  # a new head: logits differ in shape
@@ -175,6 +177,7 @@ def test_restore_part_of_a_model_with_saver_and_init_fn(tmp_path):
         np.testing.assert_array_equal(sess.run(keep[2]), saved["conv2/weights"])
 
 
+@pytest.mark.transports()
 def test_learning_create_train_op_and_train(tmp_path):
     x, y = _data(16, seed=1)
     logits = lenet(tf.constant(x))

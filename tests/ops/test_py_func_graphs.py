@@ -15,6 +15,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.ops import script_ops
 from tensorweave.testing.cluster import LocalCluster
+from suite_markers import OTHER_PROCESSES
 
 pytestmark = pytest.mark.usefixtures("graph")
 py_func = script_ops.py_func
@@ -164,6 +165,7 @@ def test_runs_on_an_in_process_server_task(inprocess_cluster):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_placed_on_another_process_fails_naming_the_process():
     # The ps process registers PyFunc (tensorweave imports script_ops) but never saw
     # the func: the error names both processes and the fix.

@@ -167,6 +167,7 @@ def test_deadline_wakes_blocked_dequeue():
         assert sess.run(q.size()) == 1
 
 
+@pytest.mark.transports()
 def test_queue_shared_between_two_sessions_of_a_server():
     server = Server.create_local_server()
     try:

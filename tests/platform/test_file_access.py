@@ -16,6 +16,7 @@ from tensorweave.distributed.server import Server
 from tensorweave.framework import file_access
 from tensorweave.framework.tfrecord import TFRecordWriter
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from suite_markers import OTHER_PROCESSES
 
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
@@ -88,6 +89,7 @@ def test_empty_allow_dirs_is_refused():
 
 # ---- a server's ops ------------------------------------------------------------------
 @pytest.mark.parametrize("fmt", ["tensorweave", "tensorflow"])
+@pytest.mark.transports()
 def test_saver_on_a_server_writes_inside_and_is_refused_outside(server, dirs, fmt):
     allowed, outside = dirs
     v, saver = _saver_graph(fmt)
@@ -104,6 +106,7 @@ def test_saver_on_a_server_writes_inside_and_is_refused_outside(server, dirs, fm
         np.testing.assert_array_equal(sess.run(v), np.arange(4))
 
 
+@pytest.mark.transports()
 def test_restore_from_outside_is_refused(server, dirs):
     allowed, outside = dirs
     v, saver = _saver_graph()
@@ -115,6 +118,7 @@ def test_restore_from_outside_is_refused(server, dirs):
             saver.restore(sess, bait)
 
 
+@pytest.mark.transports()
 def test_dotdot_and_symlinked_directories_are_refused_on_a_server(server, dirs):
     allowed, outside = dirs
     os.symlink(outside, os.path.join(allowed, "link"))
@@ -128,6 +132,7 @@ def test_dotdot_and_symlinked_directories_are_refused_on_a_server(server, dirs):
         assert os.listdir(outside) == []
 
 
+@pytest.mark.transports()
 def test_a_symlinked_checkpoint_file_is_refused(server, dirs):
     # The prefix is inside, but `<prefix>.index` points outside: reading it would leak.
     allowed, outside = dirs
@@ -145,6 +150,7 @@ def test_a_symlinked_checkpoint_file_is_refused(server, dirs):
                                              .replace("secret", "m")))
 
 
+@pytest.mark.transports()
 def test_tfrecord_dataset_on_a_server_is_confined(server, dirs):
     allowed, outside = dirs
     for d in dirs:
@@ -182,6 +188,7 @@ def test_a_local_session_is_confined_when_the_environment_says(monkeypatch, dirs
 
 # ---- the issue's scenario, through a real cluster ------------------------------------
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_remote_client_cannot_make_the_ps_write_outside_its_roots(dirs):
     """A client that reaches the ps's port runs a Saver placed on /job:ps/task:0."""
     allowed, outside = dirs
@@ -201,6 +208,7 @@ def test_remote_client_cannot_make_the_ps_write_outside_its_roots(dirs):
             assert any(n.startswith("model") for n in os.listdir(allowed))
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=OTHER_PROCESSES)
 def test_server_cli_allow_dir_confines_its_ops(dirs, tmp_path):
     """`tensorweave server --allow-dir DIR`, a real process, refuses a remote Saver
     outside DIR and lets it write inside."""
@@ -241,6 +249,7 @@ def test_server_cli_allow_dir_confines_its_ops(dirs, tmp_path):
         log.close()
 
 
+@pytest.mark.transports()
 def test_allow_dir_flag_sets_the_environment(monkeypatch, dirs):
     from tensorweave.launch.cli import build_parser
     from tensorweave.launch.file_flags import apply_allow_dirs
@@ -277,6 +286,7 @@ def test_file_ops_behave_as_tf_locally(tmp_path):
             sess.run(tf.read_file(os.path.join(d, "missing")))
 
 
+@pytest.mark.transports()
 def test_file_ops_on_a_server_are_confined(server, dirs):
     allowed, outside = dirs
     with open(os.path.join(outside, "secret.txt"), "w") as f:

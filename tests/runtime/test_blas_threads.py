@@ -60,6 +60,7 @@ def test_openblas_of_this_numpy_is_found():
     assert intra_op._openblas_libraries(), "NumPy's wheels link OpenBLAS"
 
 
+@pytest.mark.transports()
 def test_server_config_intra_op_threads_the_tf1_way(monkeypatch):
     """`tf.train.Server(cluster, ..., config=tf.ConfigProto(intra_op_parallelism_threads=N))`,
     as TF1 trainers write it, sizes the task's matmul threads even for a lone worker."""
@@ -158,6 +159,7 @@ def test_update_threads_default_to_the_matmul_threads(monkeypatch):
         intra_op.set_update_threads(0)
 
 
+@pytest.mark.transports()
 def test_a_ps_server_sizes_its_update_threads_the_tf1_way(monkeypatch):
     """TF1 trainers start a ps as `tf.train.Server(cluster, job_name="ps", ...)`,
     often with `config=tf.ConfigProto(intra_op_parallelism_threads=N)`: without one

@@ -18,6 +18,7 @@ from tensorweave.testing.cluster import InProcessCluster
 pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 
+@pytest.mark.transports()
 def test_recvs_arriving_together_answer_in_one_message(monkeypatch, flushed_messages):
     pushes = flushed_messages
     real_wait = executor.Executor._wait

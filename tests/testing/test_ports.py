@@ -10,6 +10,7 @@ import pytest
 from tensorweave.distributed import topology
 from tensorweave.distributed.topology import free_ports
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from suite_markers import PORT
 
 
 def test_ports_handed_out_are_not_handed_out_again_while_claimed():
@@ -44,6 +45,7 @@ def test_an_old_claim_is_taken_over(monkeypatch, tmp_path):
     assert not topology._claim(4242)
 
 
+@pytest.mark.transports("grpc", "tcp", "unix", why=PORT)
 def test_a_task_whose_port_another_process_holds_fails_to_start():
     """The cluster's start must not return because *something* answers on the port: the
     task could not bind it, and its error says so."""

@@ -151,6 +151,7 @@ DATA = {("tensorweave", False): r"^model\.ckpt-2-00000-of-00001$",
 
 @pytest.mark.parametrize("fmt,sharded", FORMATS)
 @pytest.mark.parametrize("which", ["data", "index", "meta", "state"])
+@pytest.mark.transports()
 def test_a_save_whose_write_fails_leaves_nothing_behind(tmp_path, fail_writes, fmt, sharded,
                                                         which):
     pattern = {"data": DATA[(fmt, sharded)], "index": r"^model\.ckpt-2\.index$",
@@ -194,6 +195,7 @@ def full_disk(tmp_path):
 
 
 @pytest.mark.parametrize("fmt,sharded", FORMATS)
+@pytest.mark.transports()
 def test_a_save_on_a_full_disk_leaves_nothing_behind(full_disk, fmt, sharded):
     filler = os.path.join(full_disk, "filler")
 

@@ -21,6 +21,7 @@ from tensorweave.train.checkpoint_management import latest_checkpoint
 from tensorweave.train.scaffold import Scaffold
 from tensorweave.train.session_manager import SessionManager
 from tensorweave.train.session_run_hook import SessionRunHook
+from suite_markers import TASK_PROCESSES
 
 
 def _model(task: int | None = None, spec: dict | None = None):
@@ -288,6 +289,7 @@ def test_chief_writes_summaries_and_step_rate(graph, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
 def test_recovers_when_a_ps_process_restarts(tmp_path):
     """A real ps process is killed and restarted mid-training: the chief's next step
     fails with UnavailableError/AbortedError, the session is re-created from the last

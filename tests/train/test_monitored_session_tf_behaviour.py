@@ -95,6 +95,7 @@ def test_chief_only_hooks_run_and_zero_secs_turns_checkpoints_off(counter, tmp_p
         assert sess.run(step) == 0  # nothing to restore
 
 
+@pytest.mark.transports()
 def test_non_chief_skips_chief_only_hooks_and_saves_nothing(tmp_path):
     server = tf.train.Server.create_local_server()
     try:

@@ -57,6 +57,7 @@ def test_run_save_gives_a_clear_deadline_error_when_always_contended():
         save_retry.run_save(OtherAbort(), None, {}, timeout_s=5)
 
 
+@pytest.mark.transports()
 def test_save_does_not_deadlock_with_a_step_waiting_on_an_earlier_task(tmp_path):
     with InProcessCluster(ps=2, workers=1, protocol=None) as cluster:
         with tf.device("/job:ps/task:0"):

@@ -197,6 +197,7 @@ def _vars_on(devices):
     return out
 
 
+@pytest.mark.transports()
 def test_sharded_save_one_shard_per_task_and_restore_onto_more_ps(tmp_path):
     prefix = str(tmp_path / "model.ckpt")
     with _cluster(ps=1) as worker:
@@ -269,6 +270,7 @@ def test_gate_pause_blocks_updates_until_resume():
     t.join()
 
 
+@pytest.mark.transports()
 def test_a_failed_save_does_not_leave_its_task_paused(tmp_path):
     # The save step raises after GatePause (here: the path is outside the task's
     # allowed directories)

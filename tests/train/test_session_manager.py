@@ -142,6 +142,7 @@ def test_recover_without_checkpoint_still_runs_local_init(graph, tmp_path, with_
     assert not _initialized(sess, "v") and _initialized(sess, "w") and sess.run(w) == 1
 
 
+@pytest.mark.transports()
 def test_wait_for_session_runs_local_init_on_a_ready_model(graph):
     server = tf.train.Server.create_local_server()
     try:
@@ -161,6 +162,9 @@ def test_wait_for_session_runs_local_init_on_a_ready_model(graph):
         server.stop()
 
 
+@pytest.mark.transports("grpc", why=(
+    "it waits out the session manager's 5 s settle, and what it checks is the order of the "
+    "chief's and the worker's runs, the same over any wire"))
 def test_a_waiting_worker_sees_what_the_chief_ran_right_after_its_session(graph, monkeypatch):
     # The idiom of public TF1 programs (a distributed-TF guide's ADAG program): the chief
     # creates its session, then at once assigns its own initial values to the ps copy;
