@@ -57,13 +57,7 @@ case "$cmd" in
   train-local) exec .venv/bin/python examples/train_local.py "$@" ;;
   check) checks || exit 1 ;;
   test)
-    # Beside the checks, one process collects the suite: it writes the bytecode of the
-    # package and pytest's rewritten test modules, which the xdist workers then read instead
-    # of each compiling all of them at once (a fresh clone: ~13 s of CPU per worker -> ~4 s).
-    .venv/bin/python -m pytest --collect-only -q -n 0 >/dev/null 2>&1 &
-    warm=$!
-    checks || { wait $warm; exit 1; }
-    wait $warm
+    checks || exit 1
     exec .venv/bin/python -m pytest "$@" ;;
   protos)
     # Regenerates the *_pb2.py modules and their mypy stubs (*_pb2.pyi) from the .proto files,

@@ -93,14 +93,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     fixture, or else through `transport` (TENSORWEAVE_TRANSPORT for the test)."""
     for name in ("inprocess_cluster", "local_cluster"):
         if name in metafunc.fixturenames:  # also when asked for through `net`
-            metafunc.parametrize(name, _transports_of(metafunc.definition), indirect=True)
+            metafunc.parametrize(name, _transports_of(metafunc.definition, name),
+                                 indirect=True)
             return
     marker = metafunc.definition.get_closest_marker("transports")
     if (marker is not None and len(marker.args) != 1
             and "transport" not in _own_params(metafunc)
             and (metafunc.definition.get_closest_marker("cluster") is not None
                  or suite_markers.starts_servers(metafunc.definition))):
-        metafunc.parametrize("transport", _transports_of(metafunc.definition), indirect=True)
+        metafunc.parametrize("transport", _transports_of(metafunc.definition, "transport"),
+                             indirect=True)
 
 
 def _own_params(metafunc: pytest.Metafunc) -> set[str]:
@@ -109,10 +111,18 @@ def _own_params(metafunc: pytest.Metafunc) -> set[str]:
             for name in (m.args[0].split(",") if isinstance(m.args[0], str) else m.args[0])}
 
 
-def _transports_of(test: pytest.Item) -> list[str]:
+# "grpc" tries the in-process link, then unix, then tcp: for servers of this process it is
+# the in-process link, and for task processes on this host the unix link. A test that runs
+# over every transport takes each link once: not that one again under its own name.
+_SAME_AS_GRPC = {"inprocess_cluster": "inprocess", "transport": "inprocess",
+                 "local_cluster": "unix"}
+
+
+def _transports_of(test: pytest.Item, fixture: str = "") -> list[str]:
+    """The transports `test` runs over through `fixture` (see `_SAME_AS_GRPC`)."""
     marker = test.get_closest_marker("transports")
     if marker is None or not marker.args:
-        return transports()
+        return [t for t in transports() if t != _SAME_AS_GRPC.get(fixture)]
     unknown = set(marker.args) - set(transports())
     if unknown or not marker.kwargs.get("why"):
         raise pytest.UsageError(
