@@ -7,7 +7,7 @@ task with SIGKILL once the job reaches a step drawn from random.Random(seed)
 and restarts it on the same port, as an orchestrator would. Each case asserts
 that the job completes (the last step is reached), that every process exits by
 itself with code 0 (beyond TF 1.x, whose ps never exits), and that the steps
-lost are at most one checkpoint interval.
+lost are at most one checkpoint interval (and the save in progress at the kill).
 
 The interval is counted in global steps as the chief's CheckpointSaverHook
 sees them: it saves when the step it reads after its own run is SAVE_STEPS past
@@ -77,4 +77,7 @@ def check_case(lc: LocalCluster, victim: str, seed: int) -> None:
             again = f.read()
         assert "session at step" in again and f"done {victim}:0" in again, again[-3000:]
     lost = record.steps_lost(lc)
-    assert lost is not None and lost <= SAVE_STEPS + REPLICAS - 1, (record, lost, logs)
+    # One interval, and the save in progress at the kill: a chief killed while writing the
+    # checkpoint at step s restores the one before (seen once across hosts: killed at 30
+    # while saving 28, restored 23).
+    assert lost is not None and lost <= SAVE_STEPS + 2 * REPLICAS, (record, lost, logs)
