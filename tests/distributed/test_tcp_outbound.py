@@ -91,3 +91,45 @@ def test_a_failed_connect_is_named_by_its_cause():
     message = str(info.value)
     assert f"connecting to 127.0.0.1:{port} failed: Connection refused" in message, message
     assert "/job:ps/replica:0/task:0" in message
+
+
+def _hung_listener() -> tuple[socket.socket, list[socket.socket]]:
+    """A loopback listener whose accept queue is full: a connect to it hangs (the kernel
+    drops its SYNs), as one to a task behind a partition does."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    fillers = []
+    for _ in range(4):  # fill the queue; these connect, later ones hang
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(listener.getsockname())
+        fillers.append(s)
+    return listener, fillers
+
+
+def _dial(dialer: outbound.Dialer) -> socket.socket:
+    """What gRPC does: a connection to the dialer's abstract socket."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("\0" + dialer.target.split(":", 1)[1])
+    return s
+
+
+def test_connects_hanging_on_one_task_hold_up_none_to_another():
+    # Before: each connect held a thread of an 8-thread pool for up to 20 s, so gRPC's
+    # retries to one task behind a partition starved every other task's connects (a
+    # first call timed out "before receiving SETTINGS frame" in the suite).
+    hung, fillers = _hung_listener()
+    healthy = socket.create_server(("127.0.0.1", 0))
+    stuck = outbound.Dialer("127.0.0.1", hung.getsockname()[1])
+    good = outbound.Dialer("127.0.0.1", healthy.getsockname()[1])
+    clients = [_dial(stuck) for _ in range(12)]  # more than the old pool's threads
+    try:
+        clients.append(_dial(good))
+        healthy.settimeout(10)
+        accepted, _ = healthy.accept()  # relayed at once, while the others still hang
+        accepted.close()
+        assert stuck.error == "", stuck.error  # none of the hung connects has given up
+    finally:
+        for s in clients + fillers + [hung, healthy]:
+            s.close()

@@ -7,7 +7,9 @@ retransmissions from 200 ms up to 120 s, so a request sent into a link cut for 1
 is sent again 2.6-6 s after the link is back, and the step waits that long. So a
 channel to another task dials a private abstract Unix socket of this process (a
 `Dialer`, one per remote address); for each connection gRPC opens there, a pool
-thread resolves and connects to the task with a socket tuned by `tune_link`
+thread resolves the task's host and the event loop connects to it, without blocking
+(so a task behind a partition, whose connects hang until they time out, holds up no
+connect to another task), with a socket tuned by `tune_link`
 (TCP_NODELAY, and TCP_RTO_MAX_MS from TENSORWEAVE_TCP_RETRANSMIT_MAX_SECS where the
 kernel has it: Linux 6.14+), and the event loop relays the two (relay.py: spliced
 in the kernel, no thread per connection). The relay costs a call ~0.1 ms on loopback,
@@ -22,12 +24,15 @@ Example:
 """
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
 import secrets
 import socket
 import threading
+import time
+from typing import Any
 
 from tensorweave.base import knobs
 from tensorweave.distributed.transport import reactor
@@ -36,7 +41,7 @@ from tensorweave.distributed.transport.tcp.relay import Relay
 __all__ = ["Dialer", "connect_error", "grpc_target", "kernel_has_rto_max", "tune_link"]
 
 log = logging.getLogger("tensorweave.transport.tcp")
-_READ = 1  # selectors.EVENT_READ
+_READ, _WRITE = 1, 2  # selectors.EVENT_READ, EVENT_WRITE
 # Linux's TCP_RTO_MAX_MS (include/uapi/linux/tcp.h, 6.14+); older kernels refuse it.
 _TCP_RTO_MAX_MS = 44
 _KERNEL_FLOOR_MS = 1000  # the least it accepts
@@ -122,17 +127,52 @@ class Dialer:
                 return
             reactor.blocking("dial").submit(self._dial, conn)
 
-    def _dial(self, conn: socket.socket) -> None:  # on a pool thread: DNS and connect block
+    def _dial(self, conn: socket.socket) -> None:  # on a pool thread: DNS may block
+        deadline = time.monotonic() + _CONNECT_TIMEOUT_SECS
         try:
-            tcp = socket.create_connection((self.host, self.port),
-                                           timeout=_CONNECT_TIMEOUT_SECS)
+            infos = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
         except OSError as e:
-            self.error = f"connecting to {self.host}:{self.port} failed: {_reason(e)}"
-            conn.close()  # gRPC sees the connection end, fails its calls, retries later
+            self._failed(conn, e)
             return
-        self.error = ""
-        tune_link(tcp)
-        self._loop.call_soon(lambda: _relay(self._loop, conn, tcp))
+        self._loop.call_soon(lambda: self._connect(conn, infos, deadline))
+
+    def _connect(self, conn: socket.socket, infos: list[Any], deadline: float) -> None:
+        """On the loop's thread: a non-blocking connect to the first address of `infos`
+        (then the next, as `socket.create_connection` tries them), relayed once up."""
+        family, kind, proto, _, address = infos[0]
+        tcp = socket.socket(family, kind, proto)
+        tcp.setblocking(False)
+        settled = [False]
+
+        def settle(error: OSError | None) -> None:
+            if settled[0]:
+                return
+            settled[0] = True
+            self._loop.unwatch(tcp)
+            if error is None:
+                self.error = ""
+                tune_link(tcp)
+                _relay(self._loop, conn, tcp)
+                return
+            tcp.close()
+            if len(infos) > 1 and not isinstance(error, socket.timeout):
+                self._connect(conn, infos[1:], deadline)
+            else:
+                self._failed(conn, error)
+
+        def writable(_events: int) -> None:
+            code = tcp.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            settle(OSError(code, os.strerror(code)) if code else None)
+        code = tcp.connect_ex(address)
+        if code not in (0, errno.EINPROGRESS):
+            settle(OSError(code, os.strerror(code)))
+            return
+        self._loop.watch(tcp, _WRITE, writable)
+        self._loop.at(deadline, lambda: settle(socket.timeout()))
+
+    def _failed(self, conn: socket.socket, e: OSError) -> None:
+        self.error = f"connecting to {self.host}:{self.port} failed: {_reason(e)}"
+        conn.close()  # gRPC sees the connection end, fails its calls, retries later
 
 
 def _relay(loop: reactor.Reactor, conn: socket.socket, tcp: socket.socket) -> None:
