@@ -16,11 +16,19 @@ Once the global step passes `--kill-at`, the ps process gets SIGKILL. Figures:
   of which back-off   the launcher's wait before the restart (--restart-backoff)
   restart -> step     from the launcher starting the new ps to that step line: the
                       new ps's start, the sessions' recovery, the chief's restore
-  steps lost          the highest global step printed before the kill minus the step
-                      the chief restored (the last checkpoint); the true loss can be
-                      up to `--log-every` x workers higher (steps not yet printed)
+  resumed at          the global step training went on from: the checkpoint the chief
+                      restored, or (replication on) the first step printed after the
+                      restart, less one
+  steps lost          the highest global step printed before the kill minus that; the
+                      true loss can be up to `--log-every` x workers higher (steps not
+                      yet printed)
+
+Each setting runs with TENSORWEAVE_PS_REPLICATION off (the ps restarted empty: the
+chief restores the last checkpoint) and on (issue 33: the ps loads its replica from the
+chief's task and training goes on from there), `--replication` picks one.
 
     .venv/bin/python -m bench.recovery [--steps 600] [--kill-at 250] [--rounds 1]
+                                       [--replication off|on|both]
 """
 from __future__ import annotations
 
@@ -69,7 +77,8 @@ def _max_step(lines: list[tuple[float, str]]) -> int:
                default=0)
 
 
-def run_setting(workers: int, extra: list[str], args: argparse.Namespace) -> dict[str, Any]:
+def run_setting(workers: int, extra: list[str], args: argparse.Namespace,
+                replication: bool = False) -> dict[str, Any]:
     """One launch, one ps kill; the figures of the module docstring."""
     ckpt = tempfile.mkdtemp(prefix="tw-recovery-")
     cmd = [sys.executable, "-m", "tensorweave", "launch", "--ps", "1", "--workers",
@@ -78,8 +87,9 @@ def run_setting(workers: int, extra: list[str], args: argparse.Namespace) -> dic
            f"--train_steps={args.steps}", f"--hidden={args.hidden}", f"--checkpoint_dir={ckpt}",
            f"--save_checkpoint_steps={args.checkpoint_every}", f"--log_every={args.log_every}",
            *extra]
+    env = dict(os.environ, TENSORWEAVE_PS_REPLICATION="1" if replication else "0")
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, env=env)
     out: list[tuple[float, str]] = []
     err: list[tuple[float, str]] = []
     readers = [threading.Thread(target=_collect, args=(s, lines), daemon=True)
@@ -106,9 +116,11 @@ def run_setting(workers: int, extra: list[str], args: argparse.Namespace) -> dic
     next_at, next_step = next((t, int(m.group(1))) for t, line in out if t > restart_at
                               for m in [_STEP.search(line)] if m)
     restored = next((int(m.group(1)) for _, line in out for m in [_RESTORED.search(line)]
-                     if m), 0)
-    return {"exit_code": code, "step_at_kill": step_at_kill, "restored_step": restored,
-            "steps_lost": step_at_kill - restored, "next_step": next_step,
+                     if m), None)
+    resumed = restored if restored is not None else next_step - 1
+    return {"exit_code": code, "replication": replication, "step_at_kill": step_at_kill,
+            "restored_step": restored, "resumed_step": resumed,
+            "steps_lost": max(0, step_at_kill - resumed), "next_step": next_step,
             "kill_to_next_step_s": next_at - killed_at, "backoff_s": args.backoff,
             "restart_to_next_step_s": next_at - restart_at}
 
@@ -124,21 +136,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--backoff", type=float, default=1.0,
                         help="--restart-backoff of the launch (default 1, its default)")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--replication", choices=("off", "on", "both"), default="both",
+                        help="TENSORWEAVE_PS_REPLICATION for the job (default: both, in turn)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
+    modes = {"off": [False], "on": [True], "both": [False, True]}[args.replication]
     for name, workers, extra in SETTINGS:
-        results[name] = [run_setting(workers, extra, args) for _ in range(args.rounds)]
+        for on in modes:
+            results[f"{name}, replication {'on' if on else 'off'}"] = [
+                run_setting(workers, extra, args, on) for _ in range(args.rounds)]
     if args.json:
         print(json.dumps(results, indent=1))
         return results
-    print(f"{'setting':<12} {'exit':>4} {'kill->next step':>16} {'back-off':>9} "
-          f"{'restart->step':>14} {'killed at':>10} {'restored':>9} {'lost':>5}")
+    print(f"{'setting':<29} {'exit':>4} {'kill->next step':>16} {'back-off':>9} "
+          f"{'restart->step':>14} {'killed at':>10} {'resumed at':>11} {'lost':>5}")
     for name, runs in results.items():
         for r in runs:
-            print(f"{name:<12} {r['exit_code']:>4} {r['kill_to_next_step_s']:>15.2f}s "
+            print(f"{name:<29} {r['exit_code']:>4} {r['kill_to_next_step_s']:>15.2f}s "
                   f"{r['backoff_s']:>8.1f}s {r['restart_to_next_step_s']:>13.2f}s "
-                  f"{r['step_at_kill']:>10} {r['restored_step']:>9} {r['steps_lost']:>5}")
+                  f"{r['step_at_kill']:>10} {r['resumed_step']:>11} {r['steps_lost']:>5}")
     return results
 
 

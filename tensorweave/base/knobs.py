@@ -165,6 +165,18 @@ PEER_SILENCE_SECS = _declare(_CLUSTER, Secs(
     doc="A step waiting on a task that answers no health check for this long fails with "
         "UnavailableError naming it (MonitoredTrainingSession recovers); WARNING lines "
         "name it from a sixth of this on. Steps with a deadline end at their deadline."))
+PS_REPLICATION = _declare(_CLUSTER, Bool(
+    "TENSORWEAVE_PS_REPLICATION", False, doc="Each ps task keeps a live copy of its variables "
+    "on another task (distributed/replica.py); a ps restarted on its address carries on from "
+    "it instead of the newest checkpoint. Set it in every task of the job."))
+PS_REPLICA_SECS = _declare(_CLUSTER, Secs(
+    "TENSORWEAVE_PS_REPLICA_SECS", 0.1, minimum=0, exclusive=True,
+    doc="How often a replicating ps sends what changed to its replica: the most async "
+        "training loses when the ps dies."))
+PS_REPLICA_WAIT_SECS = _declare(_CLUSTER, Secs(
+    "TENSORWEAVE_PS_REPLICA_WAIT_SECS", 5.0, minimum=0,
+    doc="How long a starting ps waits for the task holding its replica to answer before it "
+        "starts empty (and the chief restores the newest checkpoint)."))
 SESSION_DEADLINE_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SESSION_DEADLINE_SECS", 60.0, minimum=0, exclusive=True,
     doc="How long a session's steps, and creating or recovering a session, may wait for "

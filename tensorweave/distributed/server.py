@@ -20,6 +20,7 @@ from tensorweave.distributed.job import JobEndWatch, at_normal_exit, notify_job_
 from tensorweave.distributed.master import MasterService
 from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
 from tensorweave.distributed.protocol.methods import MASTER_SERVICE, WORKER_SERVICE
+from tensorweave.distributed import replica
 from tensorweave.distributed.run_config import TaskType
 from tensorweave.distributed.transport import admission, registry
 from tensorweave.distributed.transport import credentials as creds_mod
@@ -164,6 +165,7 @@ class Server:
         self._job_end = JobEndWatch(self.task, self.worker, self.peer, exit_when_done,
                                     done_grace_secs, trainers)
         self._listeners: list[Any] = []
+        self._replica_sender: replica.ReplicaSender | None = None
         self._stopped = threading.Event()
         self._started = False
         if start:
@@ -203,6 +205,11 @@ class Server:
             return
         host = "[::]" if self._bind_all else (
             "127.0.0.1" if self._host in ("localhost", "127.0.0.1") else self._host)
+        holder = self._replica_holder()
+        if holder:  # before serving: no session may initialize or restore over the replica
+            level, what = replica.restore(self.task, self.worker.device.resource_mgr, holder,
+                                          self.peer, knobs.PS_REPLICA_WAIT_SECS.get())
+            log.log(level, "%s: %s", self.task, what)
         try:
             self._listeners = peers.serve(self.protocol, host, self._host, self._port,
                                           self, self.task, self._credentials,
@@ -218,10 +225,27 @@ class Server:
             self._port = self._listeners[0].port
             self._address = f"{self._host}:{self._port}"
         self._limit_blas_threads()
+        if holder:
+            self._replica_sender = replica.ReplicaSender(
+                self.task, self.worker.incarnation, self.worker.device.resource_mgr, holder,
+                self.peer, knobs.PS_REPLICA_SECS.get()).start()
+            sender = self._replica_sender
+            self.worker.replica_status = lambda: (sender.holder, sender.lag_secs())
         peers.register_local(self._address, self)
         at_exit(self.stop)  # registered before sessions close at exit, so it runs after them
         if self._server_def.job_name in (TaskType.CHIEF, TaskType.MASTER):
             at_normal_exit(self._chief_program_ended)  # runs before stop() (LIFO)
+
+    def _replica_holder(self) -> str | None:
+        """The task holding this ps's replica when the job replicates ps state, else None."""
+        if self._server_def.job_name != "ps" or not replica.enabled():
+            return None
+        holder = replica.holder_of(self._cluster, self.task)
+        if holder is None:
+            log.warning("%s: TENSORWEAVE_PS_REPLICATION is set but the cluster has no other "
+                        "task to hold this ps's replica; a restart restores the newest "
+                        "checkpoint", self.task)
+        return holder
 
     def _peer_filter(self) -> admission.PeerFilter | None:
         """Who may reach the task port: with no credentials, the ClusterSpec's hosts
@@ -293,6 +317,8 @@ class Server:
         if self._stopped.is_set():
             return
         self._stopped.set()
+        if self._replica_sender is not None:
+            self._replica_sender.stop()
         peers.unregister_local(self._address, self)
         self.master.shutdown()
         for listener in self._listeners:

@@ -18,6 +18,7 @@ import numpy as np
 import tensorweave.runtime.sendrecv_ops  # noqa: F401 - registers _Send/_Recv for partitions
 from tensorweave.distributed.job import owner_of
 from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.replica import ReplicaStore
 from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
 from tensorweave.framework.device import task_device
@@ -83,14 +84,32 @@ class WorkerService:
         self.job_done_event = threading.Event()
         self.told_at_job_end: set[str] = set()  # tasks told before this one (JobDoneRequest)
         self.sessions_changed = threading.Condition(self._lock)
+        # Other ps tasks' state held here (distributed/replica.py), and, on a replicating
+        # ps, where its own goes and how old the holder's copy is.
+        self.replicas = ReplicaStore()
+        self.replica_status: Callable[[], tuple[str, float]] | None = None
 
     # ---- status ------------------------------------------------------------------
     def get_status(self, req: pb.GetStatusRequest, tensors: Tensors = ()
                    ) -> tuple[pb.GetStatusResponse, Tensors]:
         with self._lock:
             n = len(self._sessions)
+        holder, lag = self.replica_status() if self.replica_status else ("", -1.0)
         return pb.GetStatusResponse(task=self.task, device=[self.device_name],
-                                    incarnation=self.incarnation, open_sessions=n), []
+                                    incarnation=self.incarnation, open_sessions=n,
+                                    replica_holder=holder, replica_lag_secs=lag), []
+
+    # ---- replicas of other ps tasks' state ---------------------------------------
+    def replica_put(self, req: pb.ReplicaPutRequest, tensors: Tensors = ()
+                    ) -> tuple[pb.ReplicaPutResponse, Tensors]:
+        """A ps task's state, or what changed in it, for the replica held here."""
+        self.replicas.put(req, tensors)
+        return pb.ReplicaPutResponse(), []
+
+    def replica_get(self, req: pb.ReplicaGetRequest, tensors: Tensors = ()
+                    ) -> tuple[pb.ReplicaGetResponse, Tensors]:
+        """The replica held here for a (restarted) ps task."""
+        return self.replicas.get(req.task)
 
     # ---- graphs ------------------------------------------------------------------
     def register_graph(self, req: pb.RegisterGraphRequest, tensors: Tensors = ()

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.base import knobs
 from tensorweave.base.waits import Backoff, Wait
 from tensorweave.client.session import Session
 from tensorweave.framework import errors
@@ -155,6 +156,9 @@ class SessionManager:
             >>> sess = sm.prepare_session(server.target, init_op=init_op,
             ...                           saver=saver, checkpoint_dir="/tmp/train")
         """
+        live = self._live_model(master, config)
+        if live is not None:
+            return live
         sess, restored = self._restore_checkpoint(
             master, saver, checkpoint_dir, checkpoint_filename_with_path,
             wait_for_checkpoint, max_wait_secs, config)
@@ -180,6 +184,29 @@ class SessionManager:
             raise RuntimeError(f"Init operations did not make model ready. Init op: "
                                f"{_op_name(init_op)}, init fn: {init_fn}, local_init_op: "
                                f"{_op_name(self._local_init_op)}, error: {msg}")
+        return sess
+
+    def _live_model(self, master: str, config: Any) -> Session | None:
+        """With ps state replication on (TENSORWEAVE_PS_REPLICATION), a session on a model
+        that is already ready: its variables are live on the ps tasks (a ps restarted from
+        its replica, or only the chief restarted), so nothing is restored or initialized
+        over them. None when replication is off or the model is not ready (a job's first
+        start, or a ps that found no replica: the checkpoint path follows)."""
+        if not knobs.PS_REPLICATION.get() or self._ready_op is None:
+            return None
+        sess = Session(master, graph=self._graph, config=config)
+        try:
+            ready, _ = check_ready(self._ready_op, sess)
+            ok = ready and self._try_run_local_init_op(sess)[0]
+        except errors.OpError:  # unreachable: the checkpoint path waits and says so
+            ok = False
+        if not ok:
+            sess.close()
+            return None
+        log.warning("The model's variables are live on the ps tasks (ps state replication): "
+                    "this session restores no checkpoint and runs no init op over them.")
+        self.last_session_origin = ("the model was live on its ps tasks (ps state "
+                                    "replication): nothing restored")
         return sess
 
     def recover_session(self, master: str, saver: Any = None,

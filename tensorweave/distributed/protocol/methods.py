@@ -44,5 +44,7 @@ WORKER_METHODS = [
     Method("CloseSession", pb.CloseWorkerSessionRequest, pb.CloseWorkerSessionResponse),
     Method("Reset", pb.ResetRequest, pb.ResetResponse),
     Method("JobDone", pb.JobDoneRequest, pb.JobDoneResponse),
+    Method("ReplicaPut", pb.ReplicaPutRequest, pb.ReplicaPutResponse),
+    Method("ReplicaGet", pb.ReplicaGetRequest, pb.ReplicaGetResponse),
 ]
 SERVICES = {MASTER_SERVICE: MASTER_METHODS, WORKER_SERVICE: WORKER_METHODS}

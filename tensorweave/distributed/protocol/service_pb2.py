@@ -26,7 +26,7 @@ from tensorweave.framework.proto import graph_pb2 as tensorweave_dot_framework_d
 from tensorweave.framework.proto import config_pb2 as tensorweave_dot_framework_dot_proto_dot_config__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.tensorweave/distributed/protocol/service.proto\x12\x0btensorweave\x1a\'tensorweave/framework/proto/graph.proto\x1a(tensorweave/framework/proto/config.proto\"z\n\x14\x43reateSessionRequest\x12(\n\tgraph_def\x18\x01 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12(\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x18.tensorweave.ConfigProto\x12\x0e\n\x06target\x18\x03 \x01(\t\"F\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x15\n\rgraph_version\x18\x02 \x01(\x03\"w\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12\x1d\n\x15\x63urrent_graph_version\x18\x03 \x01(\x03\"2\n\x15\x45xtendSessionResponse\x12\x19\n\x11new_graph_version\x18\x04 \x01(\x03\"\x7f\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x0c\n\x04\x66\x65\x65\x64\x18\x02 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12(\n\x07options\x18\x05 \x01(\x0b\x32\x17.tensorweave.RunOptions\"L\n\x0fRunStepResponse\x12\r\n\x05\x66\x65tch\x18\x01 \x03(\t\x12*\n\x08metadata\x18\x02 \x01(\x0b\x32\x18.tensorweave.RunMetadata\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"%\n\x13ListDevicesResponse\x12\x0e\n\x06\x64\x65vice\x18\x01 \x03(\t\"9\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\x12\x16\n\x0e\x64\x65vice_filters\x18\x02 \x03(\t\"\x0f\n\rResetResponse\"<\n\x0eJobDoneRequest\x12\x0c\n\x04jobs\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0c\n\x04told\x18\x03 \x03(\t\"8\n\x0fJobDoneResponse\x12\x10\n\x08notified\x18\x01 \x03(\t\x12\x13\n\x0bunreachable\x18\x02 \x03(\t\"\x12\n\x10GetStatusRequest\"]\n\x11GetStatusResponse\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x03(\t\x12\x13\n\x0bincarnation\x18\x03 \x01(\x03\x12\x15\n\ropen_sessions\x18\x04 \x01(\x05\"\x94\x01\n\x14RegisterGraphRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12\x1d\n\x15isolate_session_state\x18\x03 \x01(\x08\x12\x0c\n\x04\x66\x65\x65\x64\x18\x04 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x05 \x03(\t\"-\n\x15RegisterGraphResponse\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\".\n\x16\x44\x65registerGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\"\x19\n\x17\x44\x65registerGraphResponse\"\x85\x01\n\x0fRunGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12\x12\n\ntimeout_ms\x18\x03 \x01(\x03\x12\x17\n\x0frecord_timeline\x18\x04 \x01(\x08\x12\x1e\n\x16record_partition_graph\x18\x05 \x01(\x08\"n\n\x10RunGraphResponse\x12*\n\nstep_stats\x18\x02 \x01(\x0b\x32\x16.tensorweave.StepStats\x12.\n\x0fpartition_graph\x18\x04 \x03(\x0b\x32\x15.tensorweave.GraphDef\"=\n\x12PushTensorsRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x16\n\x0erendezvous_key\x18\x02 \x03(\t\"\x15\n\x13PushTensorsResponse\"B\n\x10\x41\x62ortStepRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\"\x13\n\x11\x41\x62ortStepResponse\"3\n\x19\x43loseWorkerSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x1c\n\x1a\x43loseWorkerSessionResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.tensorweave/distributed/protocol/service.proto\x12\x0btensorweave\x1a\'tensorweave/framework/proto/graph.proto\x1a(tensorweave/framework/proto/config.proto\"z\n\x14\x43reateSessionRequest\x12(\n\tgraph_def\x18\x01 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12(\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x18.tensorweave.ConfigProto\x12\x0e\n\x06target\x18\x03 \x01(\t\"F\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x15\n\rgraph_version\x18\x02 \x01(\x03\"w\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12\x1d\n\x15\x63urrent_graph_version\x18\x03 \x01(\x03\"2\n\x15\x45xtendSessionResponse\x12\x19\n\x11new_graph_version\x18\x04 \x01(\x03\"\x7f\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x0c\n\x04\x66\x65\x65\x64\x18\x02 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12(\n\x07options\x18\x05 \x01(\x0b\x32\x17.tensorweave.RunOptions\"L\n\x0fRunStepResponse\x12\r\n\x05\x66\x65tch\x18\x01 \x03(\t\x12*\n\x08metadata\x18\x02 \x01(\x0b\x32\x18.tensorweave.RunMetadata\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"%\n\x13ListDevicesResponse\x12\x0e\n\x06\x64\x65vice\x18\x01 \x03(\t\"9\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\x12\x16\n\x0e\x64\x65vice_filters\x18\x02 \x03(\t\"\x0f\n\rResetResponse\"<\n\x0eJobDoneRequest\x12\x0c\n\x04jobs\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0c\n\x04told\x18\x03 \x03(\t\"8\n\x0fJobDoneResponse\x12\x10\n\x08notified\x18\x01 \x03(\t\x12\x13\n\x0bunreachable\x18\x02 \x03(\t\"\x12\n\x10GetStatusRequest\"\x8f\x01\n\x11GetStatusResponse\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x03(\t\x12\x13\n\x0bincarnation\x18\x03 \x01(\x03\x12\x15\n\ropen_sessions\x18\x04 \x01(\x05\x12\x16\n\x0ereplica_holder\x18\x05 \x01(\t\x12\x18\n\x10replica_lag_secs\x18\x06 \x01(\x01\"\x94\x01\n\x14RegisterGraphRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12\x1d\n\x15isolate_session_state\x18\x03 \x01(\x08\x12\x0c\n\x04\x66\x65\x65\x64\x18\x04 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x05 \x03(\t\"-\n\x15RegisterGraphResponse\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\".\n\x16\x44\x65registerGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\"\x19\n\x17\x44\x65registerGraphResponse\"\x85\x01\n\x0fRunGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12\x12\n\ntimeout_ms\x18\x03 \x01(\x03\x12\x17\n\x0frecord_timeline\x18\x04 \x01(\x08\x12\x1e\n\x16record_partition_graph\x18\x05 \x01(\x08\"n\n\x10RunGraphResponse\x12*\n\nstep_stats\x18\x02 \x01(\x0b\x32\x16.tensorweave.StepStats\x12.\n\x0fpartition_graph\x18\x04 \x03(\x0b\x32\x15.tensorweave.GraphDef\"=\n\x12PushTensorsRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x16\n\x0erendezvous_key\x18\x02 \x03(\t\"\x15\n\x13PushTensorsResponse\"B\n\x10\x41\x62ortStepRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\"\x13\n\x11\x41\x62ortStepResponse\"3\n\x19\x43loseWorkerSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x1c\n\x1a\x43loseWorkerSessionResponse\"p\n\x0cReplicaEntry\x12\x11\n\tcontainer\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05\x64type\x18\x03 \x01(\t\x12\r\n\x05shape\x18\x04 \x03(\x03\x12\x13\n\x0bshape_known\x18\x05 \x01(\x08\x12\x0c\n\x04rows\x18\x06 \x01(\x08\"\x8c\x01\n\x11ReplicaPutRequest\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\x13\n\x0bincarnation\x18\x02 \x01(\x03\x12\x0b\n\x03seq\x18\x03 \x01(\x03\x12\x0c\n\x04\x66ull\x18\x04 \x01(\x08\x12(\n\x05\x65ntry\x18\x05 \x03(\x0b\x32\x19.tensorweave.ReplicaEntry\x12\x0f\n\x07removed\x18\x06 \x03(\t\"\x14\n\x12ReplicaPutResponse\"!\n\x11ReplicaGetRequest\x12\x0c\n\x04task\x18\x01 \x01(\t\"\x81\x01\n\x12ReplicaGetResponse\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x13\n\x0bincarnation\x18\x02 \x01(\x03\x12\x0b\n\x03seq\x18\x03 \x01(\x03\x12\x10\n\x08\x61ge_secs\x18\x04 \x01(\x01\x12(\n\x05\x65ntry\x18\x05 \x03(\x0b\x32\x19.tensorweave.ReplicaEntryb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -63,30 +63,40 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_JOBDONERESPONSE']._serialized_end=1072
   _globals['_GETSTATUSREQUEST']._serialized_start=1074
   _globals['_GETSTATUSREQUEST']._serialized_end=1092
-  _globals['_GETSTATUSRESPONSE']._serialized_start=1094
-  _globals['_GETSTATUSRESPONSE']._serialized_end=1187
-  _globals['_REGISTERGRAPHREQUEST']._serialized_start=1190
-  _globals['_REGISTERGRAPHREQUEST']._serialized_end=1338
-  _globals['_REGISTERGRAPHRESPONSE']._serialized_start=1340
-  _globals['_REGISTERGRAPHRESPONSE']._serialized_end=1385
-  _globals['_DEREGISTERGRAPHREQUEST']._serialized_start=1387
-  _globals['_DEREGISTERGRAPHREQUEST']._serialized_end=1433
-  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_start=1435
-  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_end=1460
-  _globals['_RUNGRAPHREQUEST']._serialized_start=1463
-  _globals['_RUNGRAPHREQUEST']._serialized_end=1596
-  _globals['_RUNGRAPHRESPONSE']._serialized_start=1598
-  _globals['_RUNGRAPHRESPONSE']._serialized_end=1708
-  _globals['_PUSHTENSORSREQUEST']._serialized_start=1710
-  _globals['_PUSHTENSORSREQUEST']._serialized_end=1771
-  _globals['_PUSHTENSORSRESPONSE']._serialized_start=1773
-  _globals['_PUSHTENSORSRESPONSE']._serialized_end=1794
-  _globals['_ABORTSTEPREQUEST']._serialized_start=1796
-  _globals['_ABORTSTEPREQUEST']._serialized_end=1862
-  _globals['_ABORTSTEPRESPONSE']._serialized_start=1864
-  _globals['_ABORTSTEPRESPONSE']._serialized_end=1883
-  _globals['_CLOSEWORKERSESSIONREQUEST']._serialized_start=1885
-  _globals['_CLOSEWORKERSESSIONREQUEST']._serialized_end=1936
-  _globals['_CLOSEWORKERSESSIONRESPONSE']._serialized_start=1938
-  _globals['_CLOSEWORKERSESSIONRESPONSE']._serialized_end=1966
+  _globals['_GETSTATUSRESPONSE']._serialized_start=1095
+  _globals['_GETSTATUSRESPONSE']._serialized_end=1238
+  _globals['_REGISTERGRAPHREQUEST']._serialized_start=1241
+  _globals['_REGISTERGRAPHREQUEST']._serialized_end=1389
+  _globals['_REGISTERGRAPHRESPONSE']._serialized_start=1391
+  _globals['_REGISTERGRAPHRESPONSE']._serialized_end=1436
+  _globals['_DEREGISTERGRAPHREQUEST']._serialized_start=1438
+  _globals['_DEREGISTERGRAPHREQUEST']._serialized_end=1484
+  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_start=1486
+  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_end=1511
+  _globals['_RUNGRAPHREQUEST']._serialized_start=1514
+  _globals['_RUNGRAPHREQUEST']._serialized_end=1647
+  _globals['_RUNGRAPHRESPONSE']._serialized_start=1649
+  _globals['_RUNGRAPHRESPONSE']._serialized_end=1759
+  _globals['_PUSHTENSORSREQUEST']._serialized_start=1761
+  _globals['_PUSHTENSORSREQUEST']._serialized_end=1822
+  _globals['_PUSHTENSORSRESPONSE']._serialized_start=1824
+  _globals['_PUSHTENSORSRESPONSE']._serialized_end=1845
+  _globals['_ABORTSTEPREQUEST']._serialized_start=1847
+  _globals['_ABORTSTEPREQUEST']._serialized_end=1913
+  _globals['_ABORTSTEPRESPONSE']._serialized_start=1915
+  _globals['_ABORTSTEPRESPONSE']._serialized_end=1934
+  _globals['_CLOSEWORKERSESSIONREQUEST']._serialized_start=1936
+  _globals['_CLOSEWORKERSESSIONREQUEST']._serialized_end=1987
+  _globals['_CLOSEWORKERSESSIONRESPONSE']._serialized_start=1989
+  _globals['_CLOSEWORKERSESSIONRESPONSE']._serialized_end=2017
+  _globals['_REPLICAENTRY']._serialized_start=2019
+  _globals['_REPLICAENTRY']._serialized_end=2131
+  _globals['_REPLICAPUTREQUEST']._serialized_start=2134
+  _globals['_REPLICAPUTREQUEST']._serialized_end=2274
+  _globals['_REPLICAPUTRESPONSE']._serialized_start=2276
+  _globals['_REPLICAPUTRESPONSE']._serialized_end=2296
+  _globals['_REPLICAGETREQUEST']._serialized_start=2298
+  _globals['_REPLICAGETREQUEST']._serialized_end=2331
+  _globals['_REPLICAGETRESPONSE']._serialized_start=2334
+  _globals['_REPLICAGETRESPONSE']._serialized_end=2463
 # @@protoc_insertion_point(module_scope)

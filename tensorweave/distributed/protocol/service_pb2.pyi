@@ -381,9 +381,16 @@ class GetStatusResponse(_message.Message):
     DEVICE_FIELD_NUMBER: _builtins.int
     INCARNATION_FIELD_NUMBER: _builtins.int
     OPEN_SESSIONS_FIELD_NUMBER: _builtins.int
+    REPLICA_HOLDER_FIELD_NUMBER: _builtins.int
+    REPLICA_LAG_SECS_FIELD_NUMBER: _builtins.int
     task: _builtins.str
     incarnation: _builtins.int
     open_sessions: _builtins.int
+    replica_holder: _builtins.str
+    """A ps replicating its state (distributed/replica.py): the task holding its replica,
+    and how old the newest state that task acknowledged is (-1: none acknowledged yet).
+    """
+    replica_lag_secs: _builtins.float
     @_builtins.property
     def device(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -393,10 +400,12 @@ class GetStatusResponse(_message.Message):
         device: _abc.Iterable[_builtins.str] | None = ...,
         incarnation: _builtins.int = ...,
         open_sessions: _builtins.int = ...,
+        replica_holder: _builtins.str = ...,
+        replica_lag_secs: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["device", b"device", "incarnation", b"incarnation", "open_sessions", b"open_sessions", "task", b"task"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["device", b"device", "incarnation", b"incarnation", "open_sessions", b"open_sessions", "replica_holder", b"replica_holder", "replica_lag_secs", b"replica_lag_secs", "task", b"task"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -666,3 +675,162 @@ class CloseWorkerSessionResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CloseWorkerSessionResponse: _TypeAlias = CloseWorkerSessionResponse  # noqa: Y015
+
+@_typing.final
+class ReplicaEntry(_message.Message):
+    """---- ps state replicas (distributed/replica.py) ----
+    One resource of a ps task (a variable): its key, type and declared shape. Its data are
+    the call's next tensors: the whole value, or (rows) the indices of the first dimension
+    that changed since the last put and those rows.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    DTYPE_FIELD_NUMBER: _builtins.int
+    SHAPE_FIELD_NUMBER: _builtins.int
+    SHAPE_KNOWN_FIELD_NUMBER: _builtins.int
+    ROWS_FIELD_NUMBER: _builtins.int
+    container: _builtins.str
+    name: _builtins.str
+    dtype: _builtins.str
+    shape_known: _builtins.bool
+    rows: _builtins.bool
+    @_builtins.property
+    def shape(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the declared shape; -1 for an unknown dimension"""
+
+    def __init__(
+        self,
+        *,
+        container: _builtins.str = ...,
+        name: _builtins.str = ...,
+        dtype: _builtins.str = ...,
+        shape: _abc.Iterable[_builtins.int] | None = ...,
+        shape_known: _builtins.bool = ...,
+        rows: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "dtype", b"dtype", "name", b"name", "rows", b"rows", "shape", b"shape", "shape_known", b"shape_known"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaEntry: _TypeAlias = ReplicaEntry  # noqa: Y015
+
+@_typing.final
+class ReplicaPutRequest(_message.Message):
+    """A ps task's state, or what changed since its last put, sent to the task holding its
+    replica. `full` replaces what the holder has; otherwise the holder applies it on top of
+    put `seq - 1` of the same incarnation, and refuses it (FailedPrecondition) when it
+    holds another: the sender then sends everything.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_FIELD_NUMBER: _builtins.int
+    INCARNATION_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    FULL_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    REMOVED_FIELD_NUMBER: _builtins.int
+    task: _builtins.str
+    incarnation: _builtins.int
+    seq: _builtins.int
+    full: _builtins.bool
+    @_builtins.property
+    def entry(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaEntry]: ...
+    @_builtins.property
+    def removed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """"container/name" of resources gone since the last put"""
+
+    def __init__(
+        self,
+        *,
+        task: _builtins.str = ...,
+        incarnation: _builtins.int = ...,
+        seq: _builtins.int = ...,
+        full: _builtins.bool = ...,
+        entry: _abc.Iterable[Global___ReplicaEntry] | None = ...,
+        removed: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "full", b"full", "incarnation", b"incarnation", "removed", b"removed", "seq", b"seq", "task", b"task"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaPutRequest: _TypeAlias = ReplicaPutRequest  # noqa: Y015
+
+@_typing.final
+class ReplicaPutResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaPutResponse: _TypeAlias = ReplicaPutResponse  # noqa: Y015
+
+@_typing.final
+class ReplicaGetRequest(_message.Message):
+    """A restarted ps asks for its replica before it serves; the holder answers with every
+    entry (whole values) it holds for `task`, or found = false.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_FIELD_NUMBER: _builtins.int
+    task: _builtins.str
+    def __init__(
+        self,
+        *,
+        task: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["task", b"task"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaGetRequest: _TypeAlias = ReplicaGetRequest  # noqa: Y015
+
+@_typing.final
+class ReplicaGetResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FOUND_FIELD_NUMBER: _builtins.int
+    INCARNATION_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    AGE_SECS_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    found: _builtins.bool
+    incarnation: _builtins.int
+    """of the primary that sent it"""
+    seq: _builtins.int
+    age_secs: _builtins.float
+    """since the holder received the newest put"""
+    @_builtins.property
+    def entry(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaEntry]: ...
+    def __init__(
+        self,
+        *,
+        found: _builtins.bool = ...,
+        incarnation: _builtins.int = ...,
+        seq: _builtins.int = ...,
+        age_secs: _builtins.float = ...,
+        entry: _abc.Iterable[Global___ReplicaEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["age_secs", b"age_secs", "entry", b"entry", "found", b"found", "incarnation", b"incarnation", "seq", b"seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaGetResponse: _TypeAlias = ReplicaGetResponse  # noqa: Y015

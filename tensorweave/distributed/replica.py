@@ -1,0 +1,366 @@
+"""A ps task's state kept live on another task, so a ps that dies costs no rollback.
+
+With `TENSORWEAVE_PS_REPLICATION=1`, every ps task sends its variables (values, optimizer
+slots, the global step: every variable it holds) to its *holder* every
+`TENSORWEAVE_PS_REPLICA_SECS`: the first time whole, then only the variables that
+changed, and of a large one only the rows that changed (an embedding touched by a few
+ids costs those rows). Each copy is taken with the task's update gate paused
+(`runtime/update_gate.py`), so it holds whole steps: a variable and its slots match.
+
+A ps that starts where one died (the launcher's `--restart`, a Kubernetes pod restart,
+the same command run again) asks its holder before it serves. If the holder has a
+replica, the new ps serves that state: sessions created afterwards find the model ready,
+so the chief's `SessionManager.prepare_session` restores no checkpoint over it and the
+global step goes on from where the replica was (async training loses at most the updates
+of the last interval: the lag, which `GetStatus` reports). If there is no copy (the
+holder died too, replication was off, or this is the job's first start), the ps starts
+empty and the chief restores the newest checkpoint as before. The ps logs which happened.
+
+Where the replica lives (`holder_of`): a task of the `ps_standby` job when the cluster has
+one (ps i -> standby i mod n); else the ps before it (ps i - 1 backs up ps i) when there
+are several; else the chief ("chief" or "master" task 0, else worker 0). Of those, the
+first on another host than the ps is taken when the ClusterSpec has one.
+
+Not replicated yet: queues and accumulators (sync replicas' token queue and gradient
+accumulators) and lookup tables; a holder keeps its replicas in memory only.
+
+Example:
+    >>> # every task of the job (the same variable in each task's environment)
+    >>> os.environ["TENSORWEAVE_PS_REPLICATION"] = "1"
+    >>> server = tf.train.Server(cluster, job_name="ps", task_index=0)
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from tensorweave.base import knobs
+from tensorweave.base.address import address_key
+from tensorweave.base.waits import Backoff, Wait
+from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.device import parse_task_name, task_name
+from tensorweave.framework.tensor_shape import as_shape
+from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
+from tensorweave.runtime.update_gate import update_gate
+
+log = logging.getLogger("tensorweave.replica")
+
+STANDBY_JOB = "ps_standby"
+# A variable with at least this many rows is sent as its changed rows, when fewer than
+# half of them changed; smaller ones are sent whole when they changed at all.
+_ROWS_MIN = 64
+# How long a copy may wait for updating steps to finish their part on the task; a task
+# that busy is copied at the next interval instead.
+_PAUSE_S = 0.5
+_CALL_TIMEOUT_S = 30.0
+
+Key = tuple[str, str]  # (container, name) in the task's ResourceMgr
+
+
+def holder_of(cluster: Any, task: str) -> str | None:
+    """The task that holds `task`'s replica (see the module docstring), or None when the
+    cluster has no other task to hold it.
+
+    Example:
+        >>> holder_of(tf.train.ClusterSpec({"ps": ["a:1", "b:1"], "worker": ["c:1"]}),
+        ...           "/job:ps/replica:0/task:1")
+        '/job:ps/replica:0/task:0'
+    """
+    job, index = parse_task_name(task)
+    candidates: list[tuple[str, int]] = []
+    if STANDBY_JOB in cluster.jobs:
+        standby = cluster.task_indices(STANDBY_JOB)
+        candidates += [(STANDBY_JOB, standby[(index + k) % len(standby)])
+                       for k in range(len(standby))]
+    if job == "ps":
+        ps = cluster.task_indices("ps")
+        here = ps.index(index) if index in ps else 0
+        candidates += [("ps", ps[(here - k) % len(ps)]) for k in range(1, len(ps))]
+    for chief in ("chief", "master", "worker"):
+        if chief in cluster.jobs and cluster.task_indices(chief):
+            candidates.append((chief, cluster.task_indices(chief)[0]))
+            break
+    candidates = [c for c in candidates if c != (job, index)]
+    if not candidates:
+        return None
+    own = _host(cluster.task_address(job, index))
+    other_host = [c for c in candidates if _host(cluster.task_address(*c)) != own]
+    return task_name(*(other_host or candidates)[0])
+
+
+def _host(address: str) -> str:
+    return address_key(address)[0] if address else ""
+
+
+# ---- state out of and into a task's resources ---------------------------------------
+def _variables(resources: ResourceMgr) -> Iterator[tuple[Key, VariableResource]]:
+    for container, name, res in resources.resources():
+        if isinstance(res, VariableResource) and res.value is not None:
+            yield (container, name), res
+
+
+def _entry(key: Key, res: VariableResource, rows: bool) -> pb.ReplicaEntry:
+    shape = as_shape(res.shape) if res.shape is not None else as_shape(None)
+    dims = shape.as_list() if shape.rank is not None else []
+    return pb.ReplicaEntry(container=key[0], name=key[1], dtype=_dt.as_dtype(res.dtype).name,
+                           shape=[-1 if d is None else d for d in dims],
+                           shape_known=shape.rank is not None, rows=rows)
+
+
+def load(resources: ResourceMgr, entries: Sequence[pb.ReplicaEntry],
+         tensors: Sequence[np.ndarray]) -> int:
+    """Puts a replica's variables (whole values) into `resources`; returns how many.
+
+    A variable the task already has keeps its value: only a task that has run nothing
+    yet loads a replica, so there is none, but a replica never overwrites live state.
+    """
+    loaded = 0
+    for e, value in zip(entries, tensors):
+        shape = [None if d < 0 else d for d in e.shape] if e.shape_known else None
+        res = VariableResource(e.name, _dt.as_dtype(e.dtype), as_shape(shape))
+        res.value = np.array(value, copy=True)  # ours to update in place
+        if resources.lookup_or_create(e.container, e.name, _made(res)) is res:
+            loaded += 1
+    return loaded
+
+
+def _made(res: VariableResource) -> Callable[[], VariableResource]:
+    return lambda: res
+
+
+# ---- the holder's side -------------------------------------------------------------
+class _Replica:
+    __slots__ = ("incarnation", "seq", "values", "meta", "received")
+
+    def __init__(self, incarnation: int, seq: int) -> None:
+        self.incarnation, self.seq = incarnation, seq
+        self.values: dict[Key, np.ndarray] = {}
+        self.meta: dict[Key, pb.ReplicaEntry] = {}
+        self.received = time.monotonic()
+
+
+class ReplicaStore:
+    """The replicas this task holds, by primary task (the worker service's ReplicaPut
+    and ReplicaGet)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._replicas: dict[str, _Replica] = {}
+
+    def put(self, req: pb.ReplicaPutRequest, tensors: Sequence[np.ndarray]) -> None:
+        """Applies one put; FailedPreconditionError for a delta on another base."""
+        with self._lock:
+            r = self._replicas.get(req.task)
+            if req.full:
+                r = _Replica(req.incarnation, req.seq)
+            elif r is None or (r.incarnation, r.seq) != (req.incarnation, req.seq - 1):
+                raise errors.FailedPreconditionError(
+                    None, None, f"This task holds no replica of {req.task} to apply put "
+                    f"#{req.seq} of incarnation {req.incarnation:x} to (it restarted, or a "
+                    "put was lost): send the whole state.")
+            it = iter(tensors)
+            for e in req.entry:
+                key = (e.container, e.name)
+                if e.rows:
+                    index, rows = next(it), next(it)
+                    r.values[key][np.asarray(index, np.int64)] = rows
+                else:
+                    r.values[key] = np.array(next(it), copy=True)
+                r.meta[key] = e
+            for removed in req.removed:
+                container, _, name = removed.partition("/")
+                r.values.pop((container, name), None)
+                r.meta.pop((container, name), None)
+            r.seq, r.received = req.seq, time.monotonic()
+            self._replicas[req.task] = r
+
+    def get(self, task: str) -> tuple[pb.ReplicaGetResponse, list[np.ndarray]]:
+        """Everything held for `task`, whole values (found=False when nothing is)."""
+        with self._lock:
+            r = self._replicas.get(task)
+            if r is None:
+                return pb.ReplicaGetResponse(found=False), []
+            keys = sorted(r.values)
+            resp = pb.ReplicaGetResponse(found=True, incarnation=r.incarnation, seq=r.seq,
+                                         age_secs=time.monotonic() - r.received)
+            for key in keys:
+                e = resp.entry.add()
+                e.CopyFrom(r.meta[key])
+                e.rows = False
+            return resp, [r.values[k].copy() for k in keys]
+
+
+# ---- the primary's side ------------------------------------------------------------
+class ReplicaSender:
+    """Sends a ps task's variables to its holder every `interval` seconds (a thread).
+
+    Args:
+        task: the ps task.
+        incarnation: its worker's incarnation (a restarted task sends everything anew).
+        resources: its ResourceMgr.
+        holder: the task holding the replica (`holder_of`).
+        peer: `peer(task)` -> that task's worker Peer.
+        interval: seconds between copies (TENSORWEAVE_PS_REPLICA_SECS).
+    """
+
+    def __init__(self, task: str, incarnation: int, resources: ResourceMgr, holder: str,
+                 peer: Callable[[str], Any], interval: float) -> None:
+        self.task, self.holder, self.interval = task, holder, interval
+        self._incarnation, self._resources, self._peer = incarnation, resources, peer
+        self._acked: dict[Key, np.ndarray] | None = None  # what the holder has
+        self._seq = 0
+        self._acked_copy_at: float | None = None  # when the copy it has was taken
+        self._stop = threading.Event()
+        self._failing_since: float | None = None
+        self._thread = threading.Thread(target=self._run, name=f"replica->{holder}",
+                                        daemon=True)
+
+    def start(self) -> "ReplicaSender":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def lag_secs(self) -> float:
+        """How old the state the holder last acknowledged is (-1: none yet)."""
+        at = self._acked_copy_at
+        return -1.0 if at is None else time.monotonic() - at
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.send_once()
+            except Exception as e:  # noqa: BLE001 - a thread: log, keep trying
+                log.warning("%s: could not update its replica on %s: %s", self.task,
+                            self.holder, e)
+
+    def send_once(self) -> bool:
+        """Copies the variables and sends what changed; True if the holder has them."""
+        taken = time.monotonic()
+        current = self._copy()
+        if current is None:
+            return False  # updates held the gate for _PAUSE_S: at the next interval
+        req, tensors = self._put_for(current)
+        if req is None:
+            self._acked_copy_at = taken  # nothing changed: the holder is current
+            return True
+        try:
+            self._peer(self.holder).call("replica_put", req, tensors, timeout=_CALL_TIMEOUT_S)
+        except errors.OpError as e:
+            self._acked = None  # the holder may have lost it: the next put is whole
+            self._report_failure(e)
+            return False
+        if self._failing_since is not None:
+            log.info("%s: its replica on %s is current again", self.task, self.holder)
+            self._failing_since = None
+        self._acked = {key: value for key, (_, value) in current.items()}
+        self._acked_copy_at = taken
+        return True
+
+    def _copy(self) -> dict[Key, tuple[VariableResource, np.ndarray]] | None:
+        gate = update_gate(self._resources, self.task)
+        try:
+            owner = gate.pause(timeout_s=_PAUSE_S)
+        except errors.DeadlineExceededError:
+            return None
+        try:
+            return {key: (res, res.value.copy()) for key, res in _variables(self._resources)
+                    if res.value is not None}
+        finally:
+            gate.resume(owner)
+
+    def _put_for(self, current: dict[Key, tuple[VariableResource, np.ndarray]]
+                 ) -> tuple[pb.ReplicaPutRequest | None, list[np.ndarray]]:
+        acked = self._acked
+        req = pb.ReplicaPutRequest(task=self.task, incarnation=self._incarnation,
+                                   seq=self._seq + 1, full=acked is None)
+        tensors: list[np.ndarray] = []
+        for key, (res, value) in current.items():
+            before = None if acked is None else acked.get(key)
+            if before is not None and before.shape == value.shape \
+                    and before.dtype == value.dtype:
+                changed = _changed_rows(before, value)
+                if changed is not None:
+                    if not len(changed):
+                        continue
+                    req.entry.append(_entry(key, res, rows=True))
+                    tensors += [changed, value[changed]]
+                    continue
+                if np.array_equal(before, value):
+                    continue
+            req.entry.append(_entry(key, res, rows=False))
+            tensors.append(value)
+        if acked is not None:
+            req.removed.extend(f"{c}/{n}" for c, n in acked if (c, n) not in current)
+        if not req.full and not req.entry and not req.removed:
+            return None, []
+        self._seq += 1
+        return req, tensors
+
+    def _report_failure(self, e: errors.OpError) -> None:
+        now = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = now
+            log.warning("%s: could not update its replica on %s (%s): a restart now would "
+                        "fall back to the newest checkpoint; retrying every %gs", self.task,
+                        self.holder, e.message.splitlines()[0], self.interval)
+
+
+def _changed_rows(before: np.ndarray, value: np.ndarray) -> np.ndarray | None:
+    """Indices of the rows of a large variable that changed, or None to send it whole
+    (small, or more than half of its rows changed)."""
+    if value.ndim == 0 or value.shape[0] < _ROWS_MIN:
+        return None
+    diff = (before != value).reshape(value.shape[0], -1).any(axis=1)
+    rows = np.flatnonzero(diff)
+    return rows if len(rows) <= value.shape[0] // 2 else None
+
+
+# ---- a starting ps -------------------------------------------------------------------
+def restore(task: str, resources: ResourceMgr, holder: str, peer: Callable[[str], Any],
+            wait_secs: float) -> tuple[int, str]:
+    """Loads `task`'s replica from `holder` into `resources`; returns what happened, for
+    the log: (logging level, message). A replica loaded, or none to be had from an
+    unreachable holder, is a WARNING (the job lost a ps); none held (a job's first
+    start) is INFO. Waits up to `wait_secs` for an unreachable holder (it may be starting
+    too).
+
+    Example:
+        >>> restore(server.task, worker.device.resource_mgr, holder, server.peer, 5.0)
+        (30, 'loaded 6 variables from its replica on /job:worker/replica:0/task:0 ...')
+    """
+    wait = Wait(f"for {holder}, which holds this ps's replica", wait_secs,
+                backoff=Backoff(0.1, 2.0, 1.0))
+    while True:
+        try:
+            resp, tensors = peer(holder).call("replica_get", pb.ReplicaGetRequest(task=task),
+                                              timeout=_CALL_TIMEOUT_S)
+            break
+        except (errors.UnavailableError, errors.DeadlineExceededError) as e:
+            if wait.expired():
+                return logging.WARNING, (
+                    f"{holder}, which holds its replica, did not answer within {wait_secs:g}s "
+                    f"({e.message.splitlines()[0]}): starting empty; the chief restores the "
+                    "newest checkpoint")
+            wait.sleep()
+    if not resp.found:
+        return logging.INFO, (
+            f"no replica on {holder} (the job's first start, or the holder restarted): "
+            "starting empty; the chief restores the newest checkpoint if there is one")
+    n = load(resources, resp.entry, tensors)
+    return logging.WARNING, (
+        f"loaded {n} variables from its replica on {holder} (put #{resp.seq} of incarnation "
+        f"{resp.incarnation:x}, received {resp.age_secs:.2f}s ago): training goes on from "
+        "there, no checkpoint is restored")
+
+
+def enabled() -> bool:
+    """Whether ps tasks replicate their state (TENSORWEAVE_PS_REPLICATION)."""
+    return knobs.PS_REPLICATION.get()

@@ -1,0 +1,210 @@
+"""Issue 33: a ps's state lives on another task, and a restarted ps carries on from it.
+
+Where the replica lives, what travels (whole variables, then changed rows), what the
+holder refuses, and a ps server started again on its address in this process: the
+model is there, the chief's new session restores no checkpoint over it, the global step
+goes on. The kill -9 cases on task processes are in test_ps_replication_faults.py.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.base import knobs
+from tensorweave.distributed import replica
+from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.server import Server
+from tensorweave.framework import errors
+from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
+from tensorweave.testing.cluster import cluster_dict
+
+PS0, PS1 = "/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"
+W0 = "/job:worker/replica:0/task:0"
+
+
+def _spec(**jobs):
+    return tf.train.ClusterSpec({job: list(addrs) for job, addrs in jobs.items()})
+
+
+def test_the_holder_is_a_standby_then_the_ps_before_then_the_chief():
+    assert replica.holder_of(_spec(ps=["h1:1"], worker=["h2:1", "h3:1"]), PS0) == W0
+    assert replica.holder_of(_spec(ps=["h1:1"], chief=["h2:1"], worker=["h3:1"]), PS0) \
+        == "/job:chief/replica:0/task:0"
+    two = _spec(ps=["h1:1", "h2:1"], worker=["h3:1"])
+    assert replica.holder_of(two, PS1) == PS0  # ps i backs up ps i + 1
+    assert replica.holder_of(two, PS0) == PS1
+    standby = _spec(ps=["h1:1", "h2:1"], ps_standby=["h4:1", "h5:1"], worker=["h3:1"])
+    assert replica.holder_of(standby, PS1) == "/job:ps_standby/replica:0/task:1"
+    assert replica.holder_of(_spec(ps=["h1:1"]), PS0) is None  # nobody else
+
+
+def test_the_holder_is_on_another_host_when_the_cluster_has_one():
+    # ps 0 and ps 1 share host a; the chief is on b: ps 1's replica goes to the chief
+    spec = _spec(ps=["a:1", "a:2"], worker=["b:1"])
+    assert replica.holder_of(spec, PS1) == W0
+    # all on one host: the first choice stands
+    assert replica.holder_of(_spec(ps=["localhost:1", "127.0.0.1:2"], worker=["localhost:3"]),
+                             PS1) == PS0
+
+
+class _Direct:
+    """A peer that calls a ReplicaStore's worker methods in this process."""
+
+    def __init__(self, store: replica.ReplicaStore) -> None:
+        self.store, self.puts = store, []
+
+    def call(self, method, request, tensors=(), timeout=None):
+        if method == "replica_put":
+            self.puts.append((request, [np.array(t) for t in tensors]))
+            self.store.put(request, tensors)
+            return pb.ReplicaPutResponse(), []
+        return self.store.get(request.task)
+
+
+def _variable(resources, name, value):
+    res = VariableResource(name, tf.float32, tf.TensorShape(np.shape(value)))
+    res.value = np.array(value, np.float32)
+    resources.lookup_or_create("", name, lambda: res)
+    return res
+
+
+def test_first_put_is_whole_then_only_what_changed_then_changed_rows():
+    resources, store = ResourceMgr(), replica.ReplicaStore()
+    peer = _Direct(store)
+    emb = _variable(resources, "emb", np.zeros((100, 4)))
+    bias = _variable(resources, "bias", np.zeros(4))
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
+    assert sender.lag_secs() == -1.0
+    assert sender.send_once()
+    req, tensors = peer.puts[-1]
+    assert req.full and {e.name for e in req.entry} == {"emb", "bias"}
+    assert sender.send_once() and len(peer.puts) == 1  # nothing changed: no put
+    emb.value[[3, 50]] += 1.0
+    assert sender.send_once()
+    req, tensors = peer.puts[-1]
+    assert not req.full and [(e.name, e.rows) for e in req.entry] == [("emb", True)]
+    np.testing.assert_array_equal(tensors[0], [3, 50])  # only those rows travel
+    bias.value += 2.0
+    resources.delete("", "emb")
+    assert sender.send_once()
+    req, _ = peer.puts[-1]
+    assert [(e.name, e.rows) for e in req.entry] == [("bias", False)]
+    assert list(req.removed) == ["/emb"]
+    resp, values = store.get(PS0)
+    assert resp.found and resp.seq == 3 and [e.name for e in resp.entry] == ["bias"]
+    np.testing.assert_array_equal(values[0], [2.0] * 4)
+    assert 0 <= sender.lag_secs() < 5
+
+
+def test_the_holder_applies_rows_and_gives_back_whole_values():
+    resources, store = ResourceMgr(), replica.ReplicaStore()
+    peer = _Direct(store)
+    emb = _variable(resources, "emb", np.zeros((80, 2)))
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
+    sender.send_once()
+    emb.value[5] = [1.0, 2.0]
+    sender.send_once()
+    resp, values = store.get(PS0)
+    assert not resp.entry[0].rows
+    np.testing.assert_array_equal(values[0], emb.value)
+    restored = ResourceMgr()
+    assert replica.load(restored, resp.entry, values) == 1
+    got = restored.lookup("", "emb")
+    np.testing.assert_array_equal(got.value, emb.value)
+    assert got.dtype == tf.float32 and got.shape.as_list() == [80, 2]
+
+
+def test_a_delta_the_holder_cannot_apply_is_refused_and_the_next_put_is_whole():
+    resources, store = ResourceMgr(), replica.ReplicaStore()
+    peer = _Direct(store)
+    v = _variable(resources, "v", np.zeros(3))
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
+    sender.send_once()
+    store._replicas.clear()  # the holder restarted: it holds nothing now
+    v.value += 1.0
+    with pytest.raises(errors.FailedPreconditionError, match="holds no replica"):
+        store.put(pb.ReplicaPutRequest(task=PS0, incarnation=7, seq=2), [])
+    assert not sender.send_once()  # refused the same way
+    assert sender.send_once() and peer.puts[-1][0].full
+    np.testing.assert_array_equal(store.get(PS0)[1][0], [1.0] * 3)
+
+
+def test_a_replica_never_overwrites_a_live_variable():
+    resources = ResourceMgr()
+    live = _variable(resources, "v", [5.0])
+    entry = pb.ReplicaEntry(container="", name="v", dtype="float32", shape=[1],
+                            shape_known=True)
+    assert replica.load(resources, [entry], [np.array([1.0], np.float32)]) == 0
+    assert resources.lookup("", "v") is live and live.value[0] == 5.0
+
+
+def _model(spec):
+    with tf.device(tf.train.replica_device_setter(cluster=spec)):
+        step = tf.train.get_or_create_global_step()
+        w = tf.get_variable("w", [3], initializer=tf.zeros_initializer())
+        train = tf.group(tf.assign_add(w, tf.ones([3])), tf.assign_add(step, 1))
+    return step, w, train
+
+
+@pytest.mark.transports()
+def test_a_ps_started_again_carries_on_from_its_replica(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv(knobs.PS_REPLICATION.name, "1")
+    monkeypatch.setenv(knobs.PS_REPLICA_SECS.name, "0.05")
+    spec = cluster_dict(1, 1)
+    worker = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
+    ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
+    try:
+        step, w, train = _model(spec)
+        hooks = [tf.train.StopAtStepHook(last_step=10_000)]
+        with tf.train.MonitoredTrainingSession(
+                master=worker.target, is_chief=True, checkpoint_dir=str(tmp_path),
+                hooks=hooks, save_checkpoint_secs=600, log_step_count_steps=0) as sess:
+            for _ in range(25):
+                sess.run(train)
+        assert ps._replica_sender is not None and ps._replica_sender.holder == W0
+        assert ps._replica_sender.send_once()  # the holder has step 25 now
+        ps.stop()
+        caplog.set_level(logging.INFO, logger="tensorweave")
+        ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
+        assert any("loaded 2 variables from its replica on " + W0 in r.getMessage()
+                   for r in caplog.records), caplog.text
+        with tf.train.MonitoredTrainingSession(
+                master=worker.target, is_chief=True, checkpoint_dir=str(tmp_path),
+                hooks=hooks, save_checkpoint_secs=600, log_step_count_steps=0) as sess:
+            assert sess.run(step) == 25  # not the checkpoint's step 0
+            np.testing.assert_array_equal(sess.run(w), [25.0] * 3)
+            sess.run(train)
+            assert sess.run(step) == 26
+        assert any("live on the ps tasks" in r.getMessage() for r in caplog.records)
+        status, _ = ps.peer(ps.task).call("get_status", pb.GetStatusRequest())
+        assert status.replica_holder == W0
+    finally:
+        ps.stop()
+        worker.stop()
+
+
+@pytest.mark.transports()
+def test_without_replication_a_restarted_ps_is_restored_from_the_checkpoint(tmp_path):
+    spec = cluster_dict(1, 1)
+    worker = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
+    ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
+    try:
+        step, w, train = _model(spec)
+        with tf.train.MonitoredTrainingSession(
+                master=worker.target, is_chief=True, checkpoint_dir=str(tmp_path),
+                save_checkpoint_secs=600, log_step_count_steps=0) as sess:
+            for _ in range(5):
+                sess.run(train)
+        assert ps._replica_sender is None
+        ps.stop()
+        ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
+        with tf.train.MonitoredTrainingSession(
+                master=worker.target, is_chief=True, checkpoint_dir=str(tmp_path),
+                save_checkpoint_secs=600, log_step_count_steps=0) as sess:
+            assert sess.run(step) == 5  # the checkpoint saved when the first session ended
+    finally:
+        ps.stop()
+        worker.stop()

@@ -1,0 +1,66 @@
+"""Issue 33 on task processes: kill -9 the ps mid-run, start it again with the same
+command, and the job goes on from the ps's replica instead of its checkpoint.
+
+The job is the fault matrix's (`tensorweave.testing.fault_trainer`: 1 ps, a chief and a
+worker), with checkpoints far apart (one at the start, the next after LAST_STEP), so a
+restore would send the global step back to 0. With TENSORWEAVE_PS_REPLICATION=1 in every
+task, the step at the kill is kept up to the replica's lag, every process exits 0, and the
+logs say what happened: the ps loaded its replica, the chief restored nothing.
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tensorweave.base import knobs
+from tensorweave.testing.cluster import LocalCluster, cluster_dict
+from tensorweave.testing.faults import Fault, run_job
+from suite_markers import TASK_PROCESSES
+
+LAST_STEP = 60
+STEP_SECS = 0.1
+MODES = {"async": [], "sync_backup": ["--sync", "--replicas_to_aggregate", "1"]}
+
+
+def _job(tmp_path, mode: str, replication: bool) -> LocalCluster:
+    spec = cluster_dict(1, 1, {"chief": 1})
+    program = [sys.executable, "-m", "tensorweave.testing.fault_trainer",
+               "--checkpoint_dir", str(tmp_path / "ckpt"), "--last_step", str(LAST_STEP),
+               "--save_steps", "100000", "--seed", "7", "--step_secs", str(STEP_SECS),
+               *MODES[mode]]
+    env = {knobs.PS_REPLICATION.name: "1" if replication else "0",
+           knobs.PS_REPLICA_SECS.name: "0.05"}
+    return LocalCluster(spec=spec, programs={job: program for job in spec}, env=env)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.transports("grpc", "tcp", why=TASK_PROCESSES)
+def test_a_ps_killed_and_restarted_loses_at_most_the_replica_lag(tmp_path, mode):
+    lc = _job(tmp_path, mode, replication=True)
+    codes, records = run_job(lc, [Fault("ps", 0, at_step=25)], timeout=150)
+    logs = {f"{job}{i}": lc.output(job, i)[-3000:] for job, i in lc.logs}
+    record = records[0]
+    assert record.error is None and record.restarted_at is not None, (record, logs)
+    assert codes == {("ps", 0): 0, ("worker", 0): 0, ("chief", 0): 0}, (codes, logs)
+    lost = record.steps_lost(lc)
+    # the replica is at most 0.05 s (plus a put) behind; at 2 replicas x 10 steps/s that
+    # is a step or two, against the 25 a checkpoint restore would lose
+    assert lost is not None and lost <= 3, (lost, record, logs)
+    assert lost <= 0.02 * record.killed_at_step + 2
+    assert "loaded " in lc.output("ps", 0) and "from its replica on" in lc.output("ps", 0)
+    assert "live on the ps tasks" in lc.output("chief", 0), logs
+    assert "done chief:0" in lc.output("chief", 0)
+
+
+@pytest.mark.slow
+@pytest.mark.transports("grpc", why="the behaviour without replication, which the kill "
+                        "cases of test_fault_matrix.py cover over each wire")
+def test_without_replication_the_same_kill_goes_back_to_the_checkpoint(tmp_path):
+    lc = _job(tmp_path, "async", replication=False)
+    codes, records = run_job(lc, [Fault("ps", 0, at_step=25)], timeout=150)
+    logs = {f"{job}{i}": lc.output(job, i)[-3000:] for job, i in lc.logs}
+    assert codes == {("ps", 0): 0, ("worker", 0): 0, ("chief", 0): 0}, (codes, logs)
+    lost = records[0].steps_lost(lc)
+    assert lost is not None and lost >= 20, (lost, logs)  # back to the step-0 checkpoint
