@@ -206,10 +206,8 @@ class Server:
         host = "[::]" if self._bind_all else (
             "127.0.0.1" if self._host in ("localhost", "127.0.0.1") else self._host)
         holder = self._replica_holder()
-        if holder:  # before serving: no session may initialize or restore over the replica
-            level, what = replica.restore(self.task, self.worker.device.resource_mgr, holder,
-                                          self.peer, knobs.PS_REPLICA_WAIT_SECS.get())
-            log.log(level, "%s: %s", self.task, what)
+        if holder:  # no graph runs here (to initialize or restore) until the replica is in
+            self.worker.state_loaded.clear()
         try:
             self._listeners = peers.serve(self.protocol, host, self._host, self._port,
                                           self, self.task, self._credentials,
@@ -225,16 +223,24 @@ class Server:
             self._port = self._listeners[0].port
             self._address = f"{self._host}:{self._port}"
         self._limit_blas_threads()
-        if holder:
-            self._replica_sender = replica.ReplicaSender(
-                self.task, self.worker.incarnation, self.worker.device.resource_mgr, holder,
-                self.peer, knobs.PS_REPLICA_SECS.get()).start()
-            sender = self._replica_sender
-            self.worker.replica_status = lambda: (sender.holder, sender.lag_secs())
         peers.register_local(self._address, self)
+        if holder:
+            self._load_replica(holder)
         at_exit(self.stop)  # registered before sessions close at exit, so it runs after them
         if self._server_def.job_name in (TaskType.CHIEF, TaskType.MASTER):
             at_normal_exit(self._chief_program_ended)  # runs before stop() (LIFO)
+
+    def _load_replica(self, holder: str) -> None:
+        """Loads this ps's replica from `holder` (serving already: a buddy ps starting at
+        the same time asks this one too), then sends its state there from now on."""
+        level, what = replica.restore(self.task, self.worker.device.resource_mgr, holder,
+                                      self.peer, knobs.PS_REPLICA_WAIT_SECS.get())
+        log.log(level, "%s: %s", self.task, what)
+        self.worker.state_loaded.set()
+        sender = self._replica_sender = replica.ReplicaSender(
+            self.task, self.worker.incarnation, self.worker.device.resource_mgr, holder,
+            self.peer, knobs.PS_REPLICA_SECS.get()).start()
+        self.worker.replica_status = lambda: (sender.holder, sender.lag_secs())
 
     def _replica_holder(self) -> str | None:
         """The task holding this ps's replica when the job replicates ps state, else None."""

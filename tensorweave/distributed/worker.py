@@ -31,6 +31,7 @@ from tensorweave.runtime.step import StepState
 from tensorweave.runtime.step_stats import StepStatsCollector
 
 log = logging.getLogger("tensorweave.worker")
+_LOAD_WAIT_S = 60.0
 Tensors = Sequence[np.ndarray]
 
 
@@ -88,6 +89,11 @@ class WorkerService:
         # ps, where its own goes and how old the holder's copy is.
         self.replicas = ReplicaStore()
         self.replica_status: Callable[[], tuple[str, float]] | None = None
+        # Cleared while a starting ps loads its replica: it already serves (its buddy ps
+        # may be asking it for its own), but runs no graph that could initialize or
+        # restore over the state it is loading.
+        self.state_loaded = threading.Event()
+        self.state_loaded.set()
 
     # ---- status ------------------------------------------------------------------
     def get_status(self, req: pb.GetStatusRequest, tensors: Tensors = ()
@@ -115,6 +121,10 @@ class WorkerService:
     def register_graph(self, req: pb.RegisterGraphRequest, tensors: Tensors = ()
                        ) -> tuple[pb.RegisterGraphResponse, Tensors]:
         from tensorweave.framework.graph_io import import_graph_def
+        if not self.state_loaded.wait(_LOAD_WAIT_S):
+            raise errors.UnavailableError(
+                None, None, f"{self.task} is still loading its state from its replica; "
+                "retry (sessions recover by themselves).")
         graph = Graph()
         graph._validate_names = False  # a partition: the runtime's "_send/..." ops
         with graph.as_default():

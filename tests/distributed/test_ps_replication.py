@@ -208,3 +208,30 @@ def test_without_replication_a_restarted_ps_is_restored_from_the_checkpoint(tmp_
     finally:
         ps.stop()
         worker.stop()
+
+
+@pytest.mark.transports("grpc", "tcp", "unix", why="two ps tasks that ask each other while "
+                        "starting, over sockets ('inprocess' servers are called directly)")
+def test_two_ps_starting_together_answer_each_other(monkeypatch, caplog):
+    # Each ps holds the other's replica and asks for its own before it runs graphs: both
+    # serve while they ask, so neither waits out TENSORWEAVE_PS_REPLICA_WAIT_SECS.
+    import threading
+    monkeypatch.setenv(knobs.PS_REPLICATION.name, "1")
+    monkeypatch.setenv(knobs.PS_REPLICA_WAIT_SECS.name, "60")
+    caplog.set_level(logging.INFO, logger="tensorweave")
+    spec = cluster_dict(2, 1)
+    servers = {}
+    threads = [threading.Thread(target=lambda i=i: servers.__setitem__(
+        i, Server(spec, job_name="ps", task_index=i, exit_when_done=False))) for i in (0, 1)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        said = [r.getMessage() for r in caplog.records if "replica" in r.getMessage()]
+        assert any(f"{PS0}: no replica on {PS1}" in m for m in said), said
+        assert any(f"{PS1}: no replica on {PS0}" in m for m in said), said
+        assert not any("did not answer" in m for m in said), said
+    finally:
+        for s in servers.values():
+            s.stop()
