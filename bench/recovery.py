@@ -25,7 +25,8 @@ Once the global step passes `--kill-at`, the ps process gets SIGKILL. Figures:
 
 Each setting runs with TENSORWEAVE_PS_REPLICATION off (the ps restarted empty: the
 chief restores the last checkpoint) and on (issue 33: the ps loads its replica from the
-chief's task and training goes on from there), `--replication` picks one.
+chief's task and training goes on from there; sync with TENSORWEAVE_PS_REPLICA_SECS=0,
+replicated before each step ends), `--replication` picks one.
 
     .venv/bin/python -m bench.recovery [--steps 600] [--kill-at 250] [--rounds 1]
                                        [--replication off|on|both]
@@ -88,6 +89,8 @@ def run_setting(workers: int, extra: list[str], args: argparse.Namespace,
            f"--save_checkpoint_steps={args.checkpoint_every}", f"--log_every={args.log_every}",
            *extra]
     env = dict(os.environ, TENSORWEAVE_PS_REPLICATION="1" if replication else "0")
+    if "--sync_replicas=true" in extra:  # sync: replicated before each step ends
+        env["TENSORWEAVE_PS_REPLICA_SECS"] = "0"
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     out: list[tuple[float, str]] = []

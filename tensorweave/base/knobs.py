@@ -170,9 +170,10 @@ PS_REPLICATION = _declare(_CLUSTER, Bool(
     "on another task (distributed/replica.py); a ps restarted on its address carries on from "
     "it instead of the newest checkpoint. Set it in every task of the job."))
 PS_REPLICA_SECS = _declare(_CLUSTER, Secs(
-    "TENSORWEAVE_PS_REPLICA_SECS", 0.1, minimum=0, exclusive=True,
+    "TENSORWEAVE_PS_REPLICA_SECS", 0.1, minimum=0,
     doc="How often a replicating ps sends what changed to its replica: the most async "
-        "training loses when the ps dies."))
+        "training loses when the ps dies. 0: after every step that changed the ps, before "
+        "the step ends (no completed step is lost; for sync training, whose steps are few)."))
 PS_REPLICA_WAIT_SECS = _declare(_CLUSTER, Secs(
     "TENSORWEAVE_PS_REPLICA_WAIT_SECS", 5.0, minimum=0,
     doc="How long a starting ps waits for the task holding its replica to answer before it "

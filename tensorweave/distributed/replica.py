@@ -8,11 +8,13 @@ ids costs those rows). Each copy is taken with the task's update gate paused
 (`runtime/update_gate.py`), so it holds whole steps: a variable and its slots match.
 
 A ps that starts where one died (the launcher's `--restart`, a Kubernetes pod restart,
-the same command run again) asks its holder before it serves. If the holder has a
-replica, the new ps serves that state: sessions created afterwards find the model ready,
-so the chief's `SessionManager.prepare_session` restores no checkpoint over it and the
-global step goes on from where the replica was (async training loses at most the updates
-of the last interval: the lag, which `GetStatus` reports). If there is no copy (the
+the same command run again) asks its holder for its state while it serves but before it
+registers any graph. If the holder has a replica, the new ps serves that state: sessions
+created afterwards find the model ready, so the chief's `SessionManager.prepare_session`
+restores no checkpoint over it and the global step goes on from where the replica was
+(async training loses at most the updates of the last interval: the lag, which
+`GetStatus` reports; with an interval of 0 the ps sends after every step that changed
+it, before the step ends, and no completed step is lost). If there is no copy (the
 holder died too, replication was off, or this is the job's first start), the ps starts
 empty and the chief restores the newest checkpoint as before. The ps logs which happened.
 
@@ -22,7 +24,8 @@ are several; else the chief ("chief" or "master" task 0, else worker 0). Of thos
 first on another host than the ps is taken when the ClusterSpec has one.
 
 Not replicated yet: queues and accumulators (sync replicas' token queue and gradient
-accumulators) and lookup tables; a holder keeps its replicas in memory only.
+accumulators: the step in flight is done again) and lookup tables; a holder keeps its
+replicas in memory only.
 
 Example:
     >>> # every task of the job (the same variable in each task's environment)
@@ -206,7 +209,8 @@ class ReplicaSender:
         resources: its ResourceMgr.
         holder: the task holding the replica (`holder_of`).
         peer: `peer(task)` -> that task's worker Peer.
-        interval: seconds between copies (TENSORWEAVE_PS_REPLICA_SECS).
+        interval: seconds between copies (TENSORWEAVE_PS_REPLICA_SECS); 0: no thread,
+            the task calls `send_once` after each step instead (`after_step`).
     """
 
     def __init__(self, task: str, incarnation: int, resources: ResourceMgr, holder: str,
@@ -217,13 +221,25 @@ class ReplicaSender:
         self._seq = 0
         self._acked_copy_at: float | None = None  # when the copy it has was taken
         self._stop = threading.Event()
+        self._sending = threading.Lock()  # one copy and put at a time
         self._failing_since: float | None = None
         self._thread = threading.Thread(target=self._run, name=f"replica->{holder}",
                                         daemon=True)
 
     def start(self) -> "ReplicaSender":
-        self._thread.start()
+        if self.interval > 0:
+            self._thread.start()
         return self
+
+    def after_step(self) -> None:
+        """With interval 0: called when a step's part on the task ended, before the step
+        is reported done, so a completed step is in the replica (or the failure logged:
+        a holder that cannot be reached does not fail training)."""
+        try:
+            self.send_once()
+        except Exception as e:  # noqa: BLE001 - the step itself succeeded
+            log.warning("%s: could not update its replica on %s: %s", self.task,
+                        self.holder, e)
 
     def stop(self) -> None:
         self._stop.set()
@@ -243,6 +259,10 @@ class ReplicaSender:
 
     def send_once(self) -> bool:
         """Copies the variables and sends what changed; True if the holder has them."""
+        with self._sending:
+            return self._send()
+
+    def _send(self) -> bool:
         taken = time.monotonic()
         current = self._copy()
         if current is None:

@@ -241,6 +241,8 @@ class Server:
             self.task, self.worker.incarnation, self.worker.device.resource_mgr, holder,
             self.peer, knobs.PS_REPLICA_SECS.get()).start()
         self.worker.replica_status = lambda: (sender.holder, sender.lag_secs())
+        if sender.interval == 0:
+            self.worker.after_step = sender.after_step
 
     def _replica_holder(self) -> str | None:
         """The task holding this ps's replica when the job replicates ps state, else None."""

@@ -89,6 +89,7 @@ class WorkerService:
         # ps, where its own goes and how old the holder's copy is.
         self.replicas = ReplicaStore()
         self.replica_status: Callable[[], tuple[str, float]] | None = None
+        self.after_step: Callable[[], None] | None = None  # synchronous replication
         # Cleared while a starting ps loads its replica: it already serves (its buddy ps
         # may be asking it for its own), but runs no graph that could initialize or
         # restore over the state it is loading.
@@ -193,6 +194,8 @@ class WorkerService:
             step.end()
             with self._lock:
                 self._active_steps.pop(req.step_id, None)
+        if self.after_step is not None:
+            self.after_step()
         return self._run_graph_response(req, reg, step), [
             np.asarray(v) if not isinstance(v, np.ndarray) else v for v in values]
 
