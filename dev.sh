@@ -2,7 +2,7 @@
 # One entry point for people and CI: sets up .venv (Python 3.11+) on first use.
 #   ./dev.sh train          a real training run: 1 ps + 2 workers on this machine (see README)
 #   ./dev.sh train-local    the same model in one process, one tf.Session
-#   ./dev.sh test [ARGS]    the test suite (ARGS go to pytest) with the checks below beside it
+#   ./dev.sh test [ARGS]    the checks below, then the test suite (ARGS go to pytest)
 #   ./dev.sh check          only the checks: import layers, ruff, mypy
 #   ./dev.sh protos         regenerate *_pb2.py and *_pb2.pyi from the .proto files
 #   ./dev.sh bench          the benchmarks under bench/
@@ -23,7 +23,7 @@ fi
 # suite spent half its CPU there). Images often set PYTHONDONTWRITEBYTECODE=1; this clone's
 # __pycache__ folders (ignored by git) are written anyway.
 unset PYTHONDONTWRITEBYTECODE
-# The checks `test` runs beside pytest (a few seconds; mypy keeps a cache):
+# The fast checks `test` runs before pytest (a few seconds; mypy keeps a cache):
 # import layers (contracts in pyproject.toml), ruff, mypy, sizes, ops/ modules, TENSORWEAVE_*
 # variables read only by tensorweave/base/knobs.py, docs/configuration.md generated from it.
 # mypy (the longest, ~12 s without its cache) runs beside the others: each alone uses one core.
@@ -57,17 +57,8 @@ case "$cmd" in
   train-local) exec .venv/bin/python examples/train_local.py "$@" ;;
   check) checks || exit 1 ;;
   test)
-    # The checks run beside the suite (their ~25 s of CPU fill the suite's idle moments:
-    # its tests wait on task processes and timers); their output follows pytest's, and a
-    # failed check fails the command. `./dev.sh check` alone gives them at once.
-    out=$(mktemp)
-    checks >"$out" 2>&1 &
-    chk=$!
-    rc=0; .venv/bin/python -m pytest "$@" || rc=$?
-    crc=0; wait $chk || crc=$?
-    cat "$out"; rm -f "$out"
-    [ $crc -eq 0 ] || { echo "./dev.sh test: the checks above failed" >&2; exit 1; }
-    exit $rc ;;
+    checks || exit 1
+    exec .venv/bin/python -m pytest "$@" ;;
   protos)
     # Regenerates the *_pb2.py modules and their mypy stubs (*_pb2.pyi) from the .proto files,
     # in a venv of their own: the pinned protoc (pyproject's "dev" extra) writes gencode old

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
+import os
 from typing import Any, Iterator
 
 import pytest
@@ -146,21 +148,39 @@ def apply(items: list[pytest.Item]) -> None:
 
 
 def longest_first(items: list[pytest.Item]) -> None:
-    """Reorders `items` file by file, the files likely to take longest first (their slow
-    tests, then their cluster tests), keeping each file's own order.
+    """Reorders `items` file by file, the files that take longest first, keeping each
+    file's own order.
 
     pytest-xdist's `--dist loadscope` hands out whole files in collection order, each to
     the next idle worker; in alphabetical order a long file met near the end ran alone
     while the other workers sat idle (the suite's last ~2% took a minute). Longest first
-    is the classic list-scheduling rule that bounds that tail."""
-    weight: dict[str, list[int]] = {}
+    is the classic list-scheduling rule that bounds that tail. A file's length is its
+    seconds in tests/durations.json (written by tools/test_durations.py from a whole
+    run); a file not there yet is estimated from its slow and cluster tests."""
+    estimate: dict[str, float] = {}
     for item in items:
-        w = weight.setdefault(item.nodeid.split("::")[0], [0, 0])
-        w[0] += item.get_closest_marker("slow") is not None
-        w[1] += item.get_closest_marker("cluster") is not None
+        path = item.nodeid.split("::")[0]
+        estimate[path] = estimate.get(path, 0.0) + (
+            _SLOW_SECS if item.get_closest_marker("slow") is not None else
+            _CLUSTER_SECS if item.get_closest_marker("cluster") is not None else 0.0)
+    recorded = _recorded_durations()
     order = {path: rank for rank, path in enumerate(
-        sorted(weight, key=lambda p: (-weight[p][0], -weight[p][1])))}
+        sorted(estimate, key=lambda p: -recorded.get(p, estimate[p])))}
     items.sort(key=lambda item: order[item.nodeid.split("::")[0]])
+
+
+# What an unrecorded file's tests are assumed to take (the suite's medians, roughly).
+_SLOW_SECS, _CLUSTER_SECS = 8.0, 1.0
+
+
+@functools.lru_cache(maxsize=1)
+def _recorded_durations() -> dict[str, float]:
+    path = os.path.join(os.path.dirname(__file__), "durations.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return {k: float(v) for k, v in json.load(f).items()}
+    except (OSError, ValueError):
+        return {}  # no table: estimates only
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """The seams between layers: what a higher layer registers with a lower one.
 
 The import rules themselves are checked by `lint-imports` (contracts in
-pyproject.toml) beside pytest in `./dev.sh test`; these tests check that the registrations
+pyproject.toml) before pytest runs; these tests check that the registrations
 behave: session backends by URL scheme, the default session, and the gradients
 function that If/While gradients call.
 """
