@@ -8,6 +8,8 @@ Settings (examples/trainer.py on the shipped digits, MLP 64-`--hidden`-10, batch
   async         1 ps + 2 workers
   sync backup   1 ps + 3 workers, SyncReplicasOptimizer(replicas_to_aggregate=2,
                 total_num_replicas=3): one backup worker
+  wide & deep   examples/wide_deep.py, 2 ps + 2 workers async (embeddings and linear
+                weights split over both ps; ps 0 is killed), its own click log
 
 Once the global step passes `--kill-at`, the ps process gets SIGKILL. Figures:
 
@@ -47,9 +49,12 @@ from typing import IO, Any
 
 from bench.common import ROOT
 
-SETTINGS: list[tuple[str, int, list[str]]] = [
-    ("async", 2, []),
-    ("sync backup", 3, ["--sync_replicas=true", "--replicas_to_aggregate=2"]),
+# (name, ps, workers, program and its flags besides steps, checkpoints and logging)
+SETTINGS: list[tuple[str, int, int, list[str]]] = [
+    ("async", 1, 2, ["examples/trainer.py"]),
+    ("sync backup", 1, 3, ["examples/trainer.py", "--sync_replicas=true",
+                           "--replicas_to_aggregate=2"]),
+    ("wide & deep", 2, 2, ["examples/wide_deep.py", "--examples_per_worker=20000"]),
 ]
 _STEP = re.compile(r"global step (\d+)")
 _RESTORED = re.compile(r"restored checkpoint \S*model\.ckpt-(\d+)")
@@ -68,7 +73,8 @@ def _ps_pid(launcher_pid: int) -> int:
                 with open(f"/proc/{pid}/environ", "rb") as env_file:
                     env = dict(e.split(b"=", 1) for e in env_file.read().split(b"\0")
                                if b"=" in e)
-                if json.loads(env.get(b"TF_CONFIG", b"{}")).get("task", {}).get("type") == "ps":
+                task = json.loads(env.get(b"TF_CONFIG", b"{}")).get("task", {})
+                if task.get("type") == "ps" and task.get("index", 0) == 0:
                     return pid
     raise RuntimeError("no ps task among the launcher's children")
 
@@ -78,16 +84,22 @@ def _max_step(lines: list[tuple[float, str]]) -> int:
                default=0)
 
 
-def run_setting(workers: int, extra: list[str], args: argparse.Namespace,
+def run_setting(ps: int, workers: int, program: list[str], args: argparse.Namespace,
                 replication: bool = False) -> dict[str, Any]:
     """One launch, one ps kill; the figures of the module docstring."""
     ckpt = tempfile.mkdtemp(prefix="tw-recovery-")
-    cmd = [sys.executable, "-m", "tensorweave", "launch", "--ps", "1", "--workers",
-           str(workers), "--restart", "on-failure", "--restart-backoff",
-           str(args.backoff), "--no-progress", "--", sys.executable, "examples/trainer.py",
-           f"--train_steps={args.steps}", f"--hidden={args.hidden}", f"--checkpoint_dir={ckpt}",
-           f"--save_checkpoint_steps={args.checkpoint_every}", f"--log_every={args.log_every}",
-           *extra]
+    script, extra = program[0], program[1:]
+    flags = [f"--train_steps={args.steps}", f"--checkpoint_dir={ckpt}",
+             f"--save_checkpoint_steps={args.checkpoint_every}", f"--log_every={args.log_every}"]
+    if script == "examples/trainer.py":
+        flags.append(f"--hidden={args.hidden}")
+        launch = []
+    else:  # wide_deep.py takes the seed programs' cluster flags, and writes its data
+        flags.append(f"--data_dir={tempfile.mkdtemp(prefix='tw-recovery-data-')}")
+        launch = ["--pass-flags"]
+    cmd = [sys.executable, "-m", "tensorweave", "launch", "--ps", str(ps), "--workers",
+           str(workers), "--restart", "on-failure", "--restart-backoff", str(args.backoff),
+           "--no-progress", *launch, "--", sys.executable, script, *flags, *extra]
     env = dict(os.environ, TENSORWEAVE_PS_REPLICATION="1" if replication else "0")
     if "--sync_replicas=true" in extra:  # sync: replicated before each step ends
         env["TENSORWEAVE_PS_REPLICA_SECS"] = "0"
@@ -139,16 +151,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--backoff", type=float, default=1.0,
                         help="--restart-backoff of the launch (default 1, its default)")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--only", default="", help="run the settings whose name contains this")
     parser.add_argument("--replication", choices=("off", "on", "both"), default="both",
                         help="TENSORWEAVE_PS_REPLICATION for the job (default: both, in turn)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.replication]
-    for name, workers, extra in SETTINGS:
+    for name, ps, workers, program in SETTINGS:
+        if args.only not in name:
+            continue
         for on in modes:
             results[f"{name}, replication {'on' if on else 'off'}"] = [
-                run_setting(workers, extra, args, on) for _ in range(args.rounds)]
+                run_setting(ps, workers, program, args, on) for _ in range(args.rounds)]
     if args.json:
         print(json.dumps(results, indent=1))
         return results

@@ -6,6 +6,8 @@ round (the machine's speed drifts), and keeps each one's best:
   seed mlp512 2w async   bench.trainer's job: examples/trainer.py, 1 ps + 2 workers
   wide & deep async      bench.wide_deep's job: 2 ps + 2 workers (each ps replicates
                          to the other), the example's embeddings and FTRL/Adagrad slots
+  seed mlp512 2w sync    bench.trainer's sync job (SyncReplicasOptimizer), replicated
+                         before each step ends (TENSORWEAVE_PS_REPLICA_SECS=0)
 
 Printed: examples/s off and on (the workers' own figures, summed), and on / off.
 Replication sends every TENSORWEAVE_PS_REPLICA_SECS (default 0.1 s) what changed.
@@ -21,24 +23,31 @@ from typing import Any, Callable
 
 from bench import trainer, wide_deep
 
-SETTINGS: list[tuple[str, Callable[[int], dict[str, Any]]]] = [
+# (name, the job, TENSORWEAVE_PS_REPLICA_SECS when on)
+SETTINGS: list[tuple[str, Callable[[int], dict[str, Any]], str]] = [
     ("seed mlp512 2w async", lambda steps: trainer.run_job(
-        [sys.executable], trainer.MLP, 2, False, steps, ["--hidden=512"])),
-    ("wide & deep async", lambda steps: wide_deep.run_job([sys.executable], False, steps)),
+        [sys.executable], trainer.MLP, 2, False, steps, ["--hidden=512"]), "0.1"),
+    ("wide & deep async", lambda steps: wide_deep.run_job([sys.executable], False, steps),
+     "0.1"),
+    ("seed mlp512 2w sync", lambda steps: trainer.run_job(
+        [sys.executable], trainer.MLP, 2, True, steps, ["--hidden=512"]), "0"),
 ]
-_KNOB = "TENSORWEAVE_PS_REPLICATION"
 
 
-def _run(job: Callable[[int], dict[str, Any]], steps: int, on: bool) -> dict[str, Any]:
-    saved = os.environ.get(_KNOB)
-    os.environ[_KNOB] = "1" if on else "0"  # the job's processes inherit it
+def _run(job: Callable[[int], dict[str, Any]], steps: int, on: bool, secs: str
+         ) -> dict[str, Any]:
+    knobs = {"TENSORWEAVE_PS_REPLICATION": "1" if on else "0",
+             "TENSORWEAVE_PS_REPLICA_SECS": secs}
+    saved = {k: os.environ.get(k) for k in knobs}
+    os.environ.update(knobs)  # the job's processes inherit them
     try:
         return job(steps)
     finally:
-        if saved is None:
-            os.environ.pop(_KNOB, None)
-        else:
-            os.environ[_KNOB] = saved
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _best(runs: list[dict[str, Any]]) -> float | None:
@@ -55,13 +64,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"ps state replication, {args.steps} global steps, best of {args.rounds} each",
           flush=True)
     results: dict[str, Any] = {}
-    for name, job in SETTINGS:
+    for name, job, secs in SETTINGS:
         if args.only not in name:
             continue
         runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
         for _ in range(args.rounds):
             for on in (False, True):
-                runs[on].append(_run(job, args.steps, on))
+                runs[on].append(_run(job, args.steps, on, secs))
         off, on = _best(runs[False]), _best(runs[True])
         results[name] = {"off": off, "on": on, "ratio": on / off if off and on else None}
         ratio = f"{on / off:.3f}" if off and on else "-"

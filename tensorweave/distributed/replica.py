@@ -222,6 +222,8 @@ class ReplicaSender:
         self._acked_copy_at: float | None = None  # when the copy it has was taken
         self._stop = threading.Event()
         self._sending = threading.Lock()  # one copy and put at a time
+        self._gate = update_gate(resources, task)
+        self._sent_updates = -1  # the gate's update count at the last copy the holder has
         self._failing_since: float | None = None
         self._thread = threading.Thread(target=self._run, name=f"replica->{holder}",
                                         daemon=True)
@@ -264,12 +266,16 @@ class ReplicaSender:
 
     def _send(self) -> bool:
         taken = time.monotonic()
+        updates = self._gate.updates  # read before the copy: a later update sends again
+        if updates == self._sent_updates and self._acked is not None:
+            self._acked_copy_at = taken  # no step updated a variable here since
+            return True
         current = self._copy()
         if current is None:
             return False  # updates held the gate for _PAUSE_S: at the next interval
         req, tensors = self._put_for(current)
         if req is None:
-            self._acked_copy_at = taken  # nothing changed: the holder is current
+            self._acked_copy_at, self._sent_updates = taken, updates  # the holder is current
             return True
         try:
             self._peer(self.holder).call("replica_put", req, tensors, timeout=_CALL_TIMEOUT_S)
@@ -281,11 +287,11 @@ class ReplicaSender:
             log.info("%s: its replica on %s is current again", self.task, self.holder)
             self._failing_since = None
         self._acked = {key: value for key, (_, value) in current.items()}
-        self._acked_copy_at = taken
+        self._acked_copy_at, self._sent_updates = taken, updates
         return True
 
     def _copy(self) -> dict[Key, tuple[VariableResource, np.ndarray]] | None:
-        gate = update_gate(self._resources, self.task)
+        gate = self._gate
         try:
             owner = gate.pause(timeout_s=_PAUSE_S)
         except errors.DeadlineExceededError:

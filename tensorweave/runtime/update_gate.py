@@ -93,6 +93,7 @@ class UpdateGate:
         self._paused_by: int | None = None
         self._paused_at = 0.0
         self._contended_fails = 0   # contended pauses given up in a row (sets the window)
+        self.updates = 0  # steps that took a hold: a copy taken at the same count is current
 
     # ---- shared side (updates) -----------------------------------------------------
     def acquire_shared(self, token: int) -> bool:
@@ -109,6 +110,7 @@ class UpdateGate:
             while self._paused_by is not None and not self._lease_expired():
                 self._cond.wait(timeout=0.5)
             self._holders[token] = 1
+            self.updates += 1
             return True
 
     def release_shared(self, token: int, all_holds: bool = True) -> None:

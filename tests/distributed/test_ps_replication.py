@@ -18,6 +18,7 @@ from tensorweave.distributed import replica
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.server import Server
 from tensorweave.framework import errors
+from tensorweave.runtime import update_gate
 from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
 from tensorweave.testing.cluster import cluster_dict
 
@@ -68,7 +69,15 @@ def _variable(resources, name, value):
     res = VariableResource(name, tf.float32, tf.TensorShape(np.shape(value)))
     res.value = np.array(value, np.float32)
     resources.lookup_or_create("", name, lambda: res)
+    update_gate.note_variable(res, resources, None, PS0)
     return res
+
+
+def _update(res, change):
+    """`change(value)` as an update kernel makes it: holding the task's update gate (a
+    copy is only taken after some step updated a variable)."""
+    with update_gate.gated_update(res):
+        change(res.value)
 
 
 def test_first_put_is_whole_then_only_what_changed_then_changed_rows():
@@ -82,12 +91,12 @@ def test_first_put_is_whole_then_only_what_changed_then_changed_rows():
     req, tensors = peer.puts[-1]
     assert req.full and {e.name for e in req.entry} == {"emb", "bias"}
     assert sender.send_once() and len(peer.puts) == 1  # nothing changed: no put
-    emb.value[[3, 50]] += 1.0
+    _update(emb, lambda v: v.__setitem__([3, 50], v[[3, 50]] + 1.0))
     assert sender.send_once()
     req, tensors = peer.puts[-1]
     assert not req.full and [(e.name, e.rows) for e in req.entry] == [("emb", True)]
     np.testing.assert_array_equal(tensors[0], [3, 50])  # only those rows travel
-    bias.value += 2.0
+    _update(bias, lambda v: v.__iadd__(2.0))
     resources.delete("", "emb")
     assert sender.send_once()
     req, _ = peer.puts[-1]
@@ -105,7 +114,7 @@ def test_the_holder_applies_rows_and_gives_back_whole_values():
     emb = _variable(resources, "emb", np.zeros((80, 2)))
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
     sender.send_once()
-    emb.value[5] = [1.0, 2.0]
+    _update(emb, lambda v: v.__setitem__(5, [1.0, 2.0]))
     sender.send_once()
     resp, values = store.get(PS0)
     assert not resp.entry[0].rows
@@ -124,7 +133,7 @@ def test_a_delta_the_holder_cannot_apply_is_refused_and_the_next_put_is_whole():
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
     sender.send_once()
     store._replicas.clear()  # the holder restarted: it holds nothing now
-    v.value += 1.0
+    _update(v, lambda x: x.__iadd__(1.0))
     with pytest.raises(errors.FailedPreconditionError, match="holds no replica"):
         store.put(pb.ReplicaPutRequest(task=PS0, incarnation=7, seq=2), [])
     assert not sender.send_once()  # refused the same way
