@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import tempfile
 import time
@@ -67,6 +68,13 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     skipped. Programs that do not use `free_ports` are not covered: a port one of them
     takes in between still fails the task with "port in use".
 
+    The ports come from below the kernel's ephemeral range (ip_local_port_range) where it
+    leaves room: a port inside it may be taken meanwhile as the source port of any
+    outgoing connection (the task then fails with "port in use"), and a client that
+    connects to it while the task is not listening yet can be given that very port as its
+    source and connect to itself (TCP's simultaneous open), which then waits for an
+    answer that never comes (gRPC: "timed out before receiving SETTINGS frame").
+
     Example:
         >>> a, b = free_ports(2)
         >>> a != b
@@ -74,10 +82,15 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     """
     socks: list[socket.socket] = []
     ports: list[int] = []
+    below = _below_ephemeral()
     try:
         for _ in range(n + _MAX_SKIPPED):
             s = socket.socket()
-            s.bind((host, 0))
+            try:
+                s.bind((host, random.randrange(*below) if below else 0))
+            except OSError:  # taken: try another
+                s.close()
+                continue
             socks.append(s)  # held until the end: the kernel offers each port once
             port = s.getsockname()[1]
             if _claim(port):
@@ -94,6 +107,22 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
 # How long a port handed out stays reserved for its task: longer than any task's start.
 _CLAIM_SECS = 120
 _MAX_SKIPPED = 64
+
+
+def _below_ephemeral() -> tuple[int, int] | None:
+    """[low, high) of ports below the kernel's ephemeral range, or None (no such file,
+    or no room: the kernel's own choice, port 0, then)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            first = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    low = max(_LOWEST_PORT, first // 2)
+    return (low, first) if first - low >= 1000 else None
+
+
+# Task ports are drawn from [max(this, ephemeral start / 2), ephemeral start).
+_LOWEST_PORT = 10000
 
 
 def _claims_dir() -> str:
