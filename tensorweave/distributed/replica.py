@@ -120,8 +120,8 @@ def load(resources: ResourceMgr, entries: Sequence[pb.ReplicaEntry],
          tensors: Sequence[np.ndarray]) -> int:
     """Puts a replica's variables (whole values) into `resources`; returns how many.
 
-    A variable the task already has keeps its value: only a task that has run nothing
-    yet loads a replica, so there is none, but a replica never overwrites live state.
+    A variable the task already has keeps its value (a starting ps has none yet; a
+    replica never overwrites live state).
     """
     loaded = 0
     for e, value in zip(entries, tensors):
@@ -297,8 +297,7 @@ class ReplicaSender:
         except errors.DeadlineExceededError:
             return None
         try:
-            return {key: (res, res.value.copy()) for key, res in _variables(self._resources)
-                    if res.value is not None}
+            return {key: (res, res.read().copy()) for key, res in _variables(self._resources)}
         finally:
             gate.resume(owner)
 
