@@ -314,9 +314,9 @@ class FaultProxy:
             else:
                 sel.register(sock, events)
         for key, events in sel.select(timeout):
-            self._ready(key.fileobj, events, routes, rules)
+            self._ready(key.fileobj, events, routes)
 
-    def _ready(self, sock: Any, events: int, routes: dict, rules: dict) -> None:
+    def _ready(self, sock: Any, events: int, routes: dict) -> None:
         if sock is self._wake_r:
             try:
                 while self._wake_r.recv(4096):
@@ -338,8 +338,14 @@ class FaultProxy:
             for flow in (conn.up, conn.down):
                 if conn not in self._conns:
                     return
+                # The rule as it is now, not as this turn began: a fault set while the
+                # loop waited in select applies to the bytes that woke it.
+                with self._lock:
+                    rule = self._rule(flow.src_host, flow.dst_host)
+                if rule.held:
+                    continue
                 if flow.src is sock and events & selectors.EVENT_READ:
-                    self._read(conn, flow, rules.get(id(flow), _NO_FAULT))
+                    self._read(conn, flow, rule)
                 if flow.dst is sock and events & selectors.EVENT_WRITE:
                     self._write(conn, flow)
 
@@ -391,16 +397,21 @@ class FaultProxy:
         now = time.monotonic()
         while flow.queue and flow.queue[0][0] <= now:
             release, data = flow.queue[0]
-            try:
-                sent = flow.dst.send(data)
-            except BlockingIOError:
-                return
-            except OSError:
+            # The count moves under the lock with the send, so a reader who has seen the
+            # bytes arrive also sees them counted.
+            with self._lock:
+                try:
+                    sent = flow.dst.send(data)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    sent = -1
+                else:
+                    self._forwarded[(flow.src_host, flow.dst_host)] += sent
+            if sent < 0:
                 self._drop(conn)
                 return
             flow.queued -= sent
-            with self._lock:
-                self._forwarded[(flow.src_host, flow.dst_host)] += sent
             if sent < len(data):
                 flow.queue[0] = (release, data[sent:])
                 return
