@@ -1,8 +1,10 @@
 """`import tensorweave` loads what every process needs, not what few use: each task and
 program process pays its import (the suite starts ~430 of them). tf.estimator,
-tf.distribute, tf.test and the tf.contrib parts load when first named; Pillow, tarfile and
+tf.distribute, tf.test, tf.keras, tf.layers, tf.feature_column and the tf.contrib parts load
+when first named; Pillow, tarfile and
 urllib when an image or a download first needs them; the distributed runtime with the
-first Server or grpc:// session."""
+first Server or grpc:// session. The collector is paused while the package loads, and
+left as it was found."""
 from __future__ import annotations
 
 import json
@@ -10,6 +12,7 @@ import subprocess
 import sys
 
 LAZY = ["tensorweave.estimator", "tensorweave.distribute", "tensorweave.testing.tf_test",
+        "tensorweave.keras", "tensorweave.layers", "tensorweave.feature_column",
         "tensorweave.contrib.layers", "tensorweave.contrib.slim", "tensorweave.contrib.training",
         "tensorweave.distributed.server", "PIL.Image", "tarfile", "urllib.request"]
 
@@ -29,11 +32,41 @@ def test_each_part_loads_when_first_named():
     code = ("import tensorweave as tf\n"
             "tf.estimator.RunConfig; tf.distribute.cluster_resolver; tf.test.TestCase\n"
             "tf.contrib.layers.fully_connected; tf.contrib.slim; tf.contrib.training\n"
+            "tf.keras.layers.Dense; tf.layers.dense; tf.feature_column.numeric_column\n"
             "from tensorweave import estimator\n"
             "assert 'estimator' in dir(tf) and 'layers' in dir(tf.contrib)")
     assert _loaded_after(code) >= {"tensorweave.estimator", "tensorweave.distribute",
                                    "tensorweave.testing.tf_test", "tensorweave.contrib.layers",
-                                   "tensorweave.contrib.slim", "tensorweave.contrib.training"}
+                                   "tensorweave.contrib.slim", "tensorweave.contrib.training",
+                                   "tensorweave.keras", "tensorweave.layers",
+                                   "tensorweave.feature_column"}
+
+
+def test_compat_v1_names_the_lazy_parts_too():
+    code = ("import tensorweave as tf\n"
+            "assert tf.compat.v1.layers.dense is tf.layers.dense\n"
+            "assert tf.compat.v1.keras is tf.keras")
+    assert _loaded_after(code) >= {"tensorweave.keras", "tensorweave.layers"}
+
+
+def test_the_collector_is_left_as_it_was_found():
+    """On stays on, off stays off (a program that turned it off keeps it off), and a
+    failed import leaves it on (here: a module of the package cannot be imported)."""
+    def gc_after(code: str) -> str:
+        return subprocess.run([sys.executable, "-c", code + "\nimport gc; print(gc.isenabled())"],
+                              capture_output=True, text=True, check=True,
+                              timeout=120).stdout.split()[-1]
+    assert gc_after("import tensorweave") == "True"
+    assert gc_after("import gc; gc.disable(); import tensorweave") == "False"
+    failing = ("import sys\n"
+               "sys.modules['tensorweave.nn'] = None  # importing it raises ImportError\n"
+               "try:\n"
+               "    import tensorweave\n"
+               "except ImportError:\n"
+               "    print('failed')\n")
+    assert gc_after(failing) == "True"
+    assert "failed" in subprocess.run([sys.executable, "-c", failing], capture_output=True,
+                                      text=True, check=True, timeout=120).stdout
 
 
 def test_a_grpc_session_loads_the_distributed_runtime_by_itself():

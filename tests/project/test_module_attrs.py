@@ -42,3 +42,9 @@ def test_compat_v1_has_them_too():
                  "CXX11_ABI_FLAG", "MONOLITHIC_BUILD"):
         assert getattr(v1, name) == getattr(tf, name), name
     assert v1.version.GIT_VERSION == tf.GIT_VERSION
+
+
+def test_the_installed_package_carries_the_version_the_module_says():
+    """pyproject.toml reads the version from `versions.py`, its one home."""
+    from importlib import metadata
+    assert metadata.version("tensorweave") == versions.TENSORWEAVE_VERSION
