@@ -112,7 +112,8 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
                  metadata_lock or threading.Lock())
     local = next((p for p in parts if p.task == here), None)
     remote = [p for p in parts if p is not local]
-    step.watch = StepWatch(step_id, remote, step.finished_silent)
+    if remote:  # health checks are for other tasks (a step on this task alone has none)
+        step.watch = StepWatch(step_id, remote, step.finished_silent)
     try:
         if local is not None:
             _run_local(step, local, remote, feed_values, local_worker)
@@ -121,7 +122,8 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
                 step.start(p, [])
         return step.collect()
     finally:
-        step.watch.stop()  # however the step ended: no more health checks
+        if step.watch is not None:
+            step.watch.stop()  # however the step ended: no more health checks
 
 
 def _run_local(step: "_Step", local: Part, remote: list[Part], feed_values: dict[str, Any],
