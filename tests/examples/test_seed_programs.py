@@ -59,8 +59,11 @@ def test_seed_002_chief_trains_while_worker_1_never_starts(tmp_path):
     """trainer.py passes mnist_replica.py's device_filters, so the chief's session
     neither waits for nor contacts worker 1 (TF 1.x without the filters would wait
     for every worker at session creation)."""
+    # The ps serves a never-started worker TENSORWEAVE_JOB_END_LATE_WORKER_SECS after the
+    # job's end (tests/distributed/test_job_end_late_worker.py); here 1 s, not 10, is enough.
     job = SeedJob(TRAINER, extra=["--train_steps=200", "--hidden=32", "--log_every=50",
-                                  f"--checkpoint_dir={tmp_path}"])
+                                  f"--checkpoint_dir={tmp_path}"],
+                  env={"TENSORWEAVE_JOB_END_LATE_WORKER_SECS": "1"})
     try:
         job.start_task("ps0")
         job.start_task("worker0")  # worker1 is in the ClusterSpec but never started
