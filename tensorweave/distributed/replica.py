@@ -62,6 +62,10 @@ _ROWS_MIN = 64
 # that busy is copied at the next interval instead.
 _PAUSE_S = 0.5
 _CALL_TIMEOUT_S = 30.0
+# With an interval of 0, how long a step waits for its put. A holder slower than that
+# (frozen, cut off, dead) is caught up from a thread instead, and steps stop waiting for
+# it until it is current again: a lost holder costs replication, never training.
+STEP_WAIT_S = 2.0
 
 Key = tuple[str, str]  # (container, name) in the task's ResourceMgr
 
@@ -225,6 +229,7 @@ class ReplicaSender:
         self._gate = update_gate(resources, task)
         self._sent_updates = -1  # the gate's update count at the last copy the holder has
         self._failing_since: float | None = None
+        self._behind = threading.Event()  # interval 0: steps do not wait; a thread catches up
         self._thread = threading.Thread(target=self._run, name=f"replica->{holder}",
                                         daemon=True)
 
@@ -235,13 +240,43 @@ class ReplicaSender:
 
     def after_step(self) -> None:
         """With interval 0: called when a step's part on the task ended, before the step
-        is reported done, so a completed step is in the replica (or the failure logged:
-        a holder that cannot be reached does not fail training)."""
+        is reported done, so a completed step is in the replica. A holder that has not
+        taken the put within STEP_WAIT_S fails no step: steps stop waiting for it and a
+        thread catches it up (the log says so, and when it is current again)."""
+        if self._behind.is_set():
+            return
         try:
-            self.send_once()
+            if self.send_once(STEP_WAIT_S):
+                return
         except Exception as e:  # noqa: BLE001 - the step itself succeeded
             log.warning("%s: could not update its replica on %s: %s", self.task,
                         self.holder, e)
+        if self._stop.is_set() or self._behind.is_set():
+            return
+        self._behind.set()
+        log.warning("%s: its replica on %s is behind: steps no longer wait for it (a "
+                    "restart now loses the steps since its last put) until it is caught up",
+                    self.task, self.holder)
+        threading.Thread(target=self._catch_up, name=f"replica-catch-up->{self.holder}",
+                         daemon=True).start()
+
+    def _catch_up(self) -> None:
+        """Puts until the holder has the task's current state, then steps wait again."""
+        delays = Backoff(0.1, 2.0, 1.0).delays()
+        delay = 0.0
+        while not self._stop.wait(delay):
+            try:  # once the holder has a copy, the next step's put sends what came since
+                if self.send_once():
+                    break
+            except Exception as e:  # noqa: BLE001 - a thread: log, keep trying
+                log.warning("%s: could not update its replica on %s: %s", self.task,
+                            self.holder, e)
+            delay = next(delays)
+        else:
+            return
+        self._behind.clear()
+        log.info("%s: its replica on %s is caught up: steps wait for it again", self.task,
+                 self.holder)
 
     def stop(self) -> None:
         self._stop.set()
@@ -259,12 +294,13 @@ class ReplicaSender:
                 log.warning("%s: could not update its replica on %s: %s", self.task,
                             self.holder, e)
 
-    def send_once(self) -> bool:
-        """Copies the variables and sends what changed; True if the holder has them."""
+    def send_once(self, timeout: float = _CALL_TIMEOUT_S) -> bool:
+        """Copies the variables and sends what changed; True if the holder has them
+        (within `timeout` seconds)."""
         with self._sending:
-            return self._send()
+            return self._send(timeout)
 
-    def _send(self) -> bool:
+    def _send(self, timeout: float) -> bool:
         taken = time.monotonic()
         updates = self._gate.updates  # read before the copy: a later update sends again
         if updates == self._sent_updates and self._acked is not None:
@@ -278,7 +314,7 @@ class ReplicaSender:
             self._acked_copy_at, self._sent_updates = taken, updates  # the holder is current
             return True
         try:
-            self._peer(self.holder).call("replica_put", req, tensors, timeout=_CALL_TIMEOUT_S)
+            self._peer(self.holder).call("replica_put", req, tensors, timeout=timeout)
         except errors.OpError as e:
             self._acked = None  # the holder may have lost it: the next put is whole
             self._report_failure(e)
@@ -334,8 +370,9 @@ class ReplicaSender:
         if self._failing_since is None:
             self._failing_since = now
             log.warning("%s: could not update its replica on %s (%s): a restart now would "
-                        "fall back to the newest checkpoint; retrying every %gs", self.task,
-                        self.holder, e.message.splitlines()[0], self.interval)
+                        "fall back to the newest checkpoint; retrying %s", self.task,
+                        self.holder, e.message.splitlines()[0],
+                        f"every {self.interval:g}s" if self.interval else "with back-off")
 
 
 def _changed_rows(before: np.ndarray, value: np.ndarray) -> np.ndarray | None:

@@ -8,6 +8,8 @@ goes on. The kill -9 cases on task processes are in test_ps_replication_faults.p
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -244,3 +246,57 @@ def test_two_ps_starting_together_answer_each_other(monkeypatch, caplog):
     finally:
         for s in servers.values():
             s.stop()
+
+
+class _Frozen(_Direct):
+    """A holder that takes no put while frozen: the call times out, as a SIGSTOPped or
+    cut-off task's does (its late answer never counts)."""
+
+    def __init__(self, store: replica.ReplicaStore) -> None:
+        super().__init__(store)
+        self.thawed = threading.Event()
+        self.thawed.set()
+        self.waited: list[float] = []
+
+    def call(self, method, request, tensors=(), timeout=None):
+        if not self.thawed.is_set():
+            self.waited.append(timeout)
+            self.thawed.wait(timeout)
+            raise errors.DeadlineExceededError(None, None, f"{method} timed out")
+        return super().call(method, request, tensors, timeout)
+
+
+def test_with_interval_0_a_frozen_holder_holds_steps_up_only_once_then_catches_up(
+        monkeypatch, caplog):
+    monkeypatch.setattr(replica, "STEP_WAIT_S", 0.2)
+    resources, store = ResourceMgr(), replica.ReplicaStore()
+    peer = _Frozen(store)
+    v = _variable(resources, "v", np.zeros(3))
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.0)
+    caplog.set_level(logging.INFO, "tensorweave.replica")
+    try:
+        sender.after_step()
+        assert len(peer.puts) == 1  # healthy: the step's state is there before it ends
+        peer.thawed.clear()
+        _update(v, lambda x: x.__iadd__(1.0))
+        sender.after_step()  # waits STEP_WAIT_S for the frozen holder, once
+        assert peer.waited[0] == 0.2
+        assert "steps no longer wait" in caplog.text
+        t0 = time.monotonic()
+        for _ in range(20):  # later steps do not wait at all
+            _update(v, lambda x: x.__iadd__(1.0))
+            sender.after_step()
+        assert time.monotonic() - t0 < 0.2 * 5
+        assert all(w == replica._CALL_TIMEOUT_S for w in peer.waited[1:])  # the catch-up's
+        peer.thawed.set()
+        deadline = time.monotonic() + 10
+        while "steps wait for it again" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "caught up: steps wait for it again" in caplog.text
+        _update(v, lambda x: x.__iadd__(1.0))
+        sender.after_step()  # waits again: the step is in the replica when it ends
+        np.testing.assert_array_equal(store.get(PS0)[1][0], v.value)
+        assert v.value[0] == 22.0
+    finally:
+        peer.thawed.set()
+        sender.stop()
