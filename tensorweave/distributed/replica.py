@@ -14,7 +14,9 @@ created afterwards find the model ready, so the chief's `SessionManager.prepare_
 restores no checkpoint over it and the global step goes on from where the replica was
 (async training loses at most the updates of the last interval: the lag, which
 `GetStatus` reports; with an interval of 0 the ps sends after every step that changed
-it, before the step ends, and no completed step is lost). If there is no copy (the
+it, before the step ends, and no completed step is lost, as long as the holder answers
+within STEP_WAIT_S: one that does not is caught up from a thread while steps go on
+without waiting for it). If there is no copy (the
 holder died too, replication was off, or this is the job's first start), the ps starts
 empty and the chief restores the newest checkpoint as before. The ps logs which happened.
 
@@ -37,18 +39,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from tensorweave.base import knobs
 from tensorweave.base.address import address_key
-from tensorweave.base.waits import Backoff, Wait
+from tensorweave.base.waits import Backoff
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.device import parse_task_name, task_name
 from tensorweave.framework.tensor_shape import as_shape
+from tensorweave.distributed.replica_store import CALL_TIMEOUT_S, Key
 from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
 from tensorweave.runtime.update_gate import update_gate
 
@@ -61,13 +64,11 @@ _ROWS_MIN = 64
 # How long a copy may wait for updating steps to finish their part on the task; a task
 # that busy is copied at the next interval instead.
 _PAUSE_S = 0.5
-_CALL_TIMEOUT_S = 30.0
 # With an interval of 0, how long a step waits for its put. A holder slower than that
 # (frozen, cut off, dead) is caught up from a thread instead, and steps stop waiting for
 # it until it is current again: a lost holder costs replication, never training.
 STEP_WAIT_S = 2.0
 
-Key = tuple[str, str]  # (container, name) in the task's ResourceMgr
 
 
 def holder_of(cluster: Any, task: str) -> str | None:
@@ -120,89 +121,6 @@ def _entry(key: Key, res: VariableResource, rows: bool) -> pb.ReplicaEntry:
                            shape_known=shape.rank is not None, rows=rows)
 
 
-def load(resources: ResourceMgr, entries: Sequence[pb.ReplicaEntry],
-         tensors: Sequence[np.ndarray]) -> int:
-    """Puts a replica's variables (whole values) into `resources`; returns how many.
-
-    A variable the task already has keeps its value (a starting ps has none yet; a
-    replica never overwrites live state).
-    """
-    loaded = 0
-    for e, value in zip(entries, tensors):
-        shape = [None if d < 0 else d for d in e.shape] if e.shape_known else None
-        res = VariableResource(e.name, _dt.as_dtype(e.dtype), as_shape(shape))
-        res.value = np.array(value, copy=True)  # ours to update in place
-        if resources.lookup_or_create(e.container, e.name, _made(res)) is res:
-            loaded += 1
-    return loaded
-
-
-def _made(res: VariableResource) -> Callable[[], VariableResource]:
-    return lambda: res
-
-
-# ---- the holder's side -------------------------------------------------------------
-class _Replica:
-    __slots__ = ("incarnation", "seq", "values", "meta", "received")
-
-    def __init__(self, incarnation: int, seq: int) -> None:
-        self.incarnation, self.seq = incarnation, seq
-        self.values: dict[Key, np.ndarray] = {}
-        self.meta: dict[Key, pb.ReplicaEntry] = {}
-        self.received = time.monotonic()
-
-
-class ReplicaStore:
-    """The replicas this task holds, by primary task (the worker service's ReplicaPut
-    and ReplicaGet)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._replicas: dict[str, _Replica] = {}
-
-    def put(self, req: pb.ReplicaPutRequest, tensors: Sequence[np.ndarray]) -> None:
-        """Applies one put; FailedPreconditionError for a delta on another base."""
-        with self._lock:
-            r = self._replicas.get(req.task)
-            if req.full:
-                r = _Replica(req.incarnation, req.seq)
-            elif r is None or (r.incarnation, r.seq) != (req.incarnation, req.seq - 1):
-                raise errors.FailedPreconditionError(
-                    None, None, f"This task holds no replica of {req.task} to apply put "
-                    f"#{req.seq} of incarnation {req.incarnation:x} to (it restarted, or a "
-                    "put was lost): send the whole state.")
-            it = iter(tensors)
-            for e in req.entry:
-                key = (e.container, e.name)
-                if e.rows:
-                    index, rows = next(it), next(it)
-                    r.values[key][np.asarray(index, np.int64)] = rows
-                else:
-                    r.values[key] = np.array(next(it), copy=True)
-                r.meta[key] = e
-            for removed in req.removed:
-                container, _, name = removed.partition("/")
-                r.values.pop((container, name), None)
-                r.meta.pop((container, name), None)
-            r.seq, r.received = req.seq, time.monotonic()
-            self._replicas[req.task] = r
-
-    def get(self, task: str) -> tuple[pb.ReplicaGetResponse, list[np.ndarray]]:
-        """Everything held for `task`, whole values (found=False when nothing is)."""
-        with self._lock:
-            r = self._replicas.get(task)
-            if r is None:
-                return pb.ReplicaGetResponse(found=False), []
-            keys = sorted(r.values)
-            resp = pb.ReplicaGetResponse(found=True, incarnation=r.incarnation, seq=r.seq,
-                                         age_secs=time.monotonic() - r.received)
-            for key in keys:
-                e = resp.entry.add()
-                e.CopyFrom(r.meta[key])
-                e.rows = False
-            return resp, [r.values[k].copy() for k in keys]
-
-
 # ---- the primary's side ------------------------------------------------------------
 class ReplicaSender:
     """Sends a ps task's variables to its holder every `interval` seconds (a thread).
@@ -230,6 +148,7 @@ class ReplicaSender:
         self._sent_updates = -1  # the gate's update count at the last copy the holder has
         self._failing_since: float | None = None
         self._behind = threading.Event()  # interval 0: steps do not wait; a thread catches up
+        self._behind_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"replica->{holder}",
                                         daemon=True)
 
@@ -243,17 +162,29 @@ class ReplicaSender:
         is reported done, so a completed step is in the replica. A holder that has not
         taken the put within STEP_WAIT_S fails no step: steps stop waiting for it and a
         thread catches it up (the log says so, and when it is current again)."""
+        deadline = time.monotonic() + STEP_WAIT_S
+        # The whole wait is bounded, the turn behind another step's put included (steps
+        # of several sessions end at once; one of them may be the put that hangs).
         if self._behind.is_set():
             return
-        try:
-            if self.send_once(STEP_WAIT_S):
+        if self._sending.acquire(timeout=STEP_WAIT_S):
+            try:
+                if self._behind.is_set() or \
+                        self._send(max(deadline - time.monotonic(), 0.01)):
+                    return
+            except Exception as e:  # noqa: BLE001 - the step itself succeeded
+                log.warning("%s: could not update its replica on %s: %s", self.task,
+                            self.holder, e)
+            finally:
+                self._sending.release()
+        self._fall_behind()
+
+    def _fall_behind(self) -> None:
+        """Steps stop waiting for the holder; a thread catches it up (once)."""
+        with self._behind_lock:
+            if self._stop.is_set() or self._behind.is_set():
                 return
-        except Exception as e:  # noqa: BLE001 - the step itself succeeded
-            log.warning("%s: could not update its replica on %s: %s", self.task,
-                        self.holder, e)
-        if self._stop.is_set() or self._behind.is_set():
-            return
-        self._behind.set()
+            self._behind.set()
         log.warning("%s: its replica on %s is behind: steps no longer wait for it (a "
                     "restart now loses the steps since its last put) until it is caught up",
                     self.task, self.holder)
@@ -275,8 +206,8 @@ class ReplicaSender:
         else:
             return
         self._behind.clear()
-        log.info("%s: its replica on %s is caught up: steps wait for it again", self.task,
-                 self.holder)
+        log.warning("%s: its replica on %s is caught up: steps wait for it again",
+                    self.task, self.holder)
 
     def stop(self) -> None:
         self._stop.set()
@@ -294,7 +225,7 @@ class ReplicaSender:
                 log.warning("%s: could not update its replica on %s: %s", self.task,
                             self.holder, e)
 
-    def send_once(self, timeout: float = _CALL_TIMEOUT_S) -> bool:
+    def send_once(self, timeout: float = CALL_TIMEOUT_S) -> bool:
         """Copies the variables and sends what changed; True if the holder has them
         (within `timeout` seconds)."""
         with self._sending:
@@ -320,7 +251,8 @@ class ReplicaSender:
             self._report_failure(e)
             return False
         if self._failing_since is not None:
-            log.info("%s: its replica on %s is current again", self.task, self.holder)
+            # at the level of the warning it ends: whoever saw that one sees this one
+            log.warning("%s: its replica on %s is current again", self.task, self.holder)
             self._failing_since = None
         self._acked = {key: value for key, (_, value) in current.items()}
         self._acked_copy_at, self._sent_updates = taken, updates
@@ -383,44 +315,6 @@ def _changed_rows(before: np.ndarray, value: np.ndarray) -> np.ndarray | None:
     diff = (before != value).reshape(value.shape[0], -1).any(axis=1)
     rows = np.flatnonzero(diff)
     return rows if len(rows) <= value.shape[0] // 2 else None
-
-
-# ---- a starting ps -------------------------------------------------------------------
-def restore(task: str, resources: ResourceMgr, holder: str, peer: Callable[[str], Any],
-            wait_secs: float) -> tuple[int, str]:
-    """Loads `task`'s replica from `holder` into `resources`; returns what happened, for
-    the log: (logging level, message). A replica loaded, or none to be had from an
-    unreachable holder, is a WARNING (the job lost a ps); none held (a job's first
-    start) is INFO. Waits up to `wait_secs` for an unreachable holder (it may be starting
-    too).
-
-    Example:
-        >>> restore(server.task, worker.device.resource_mgr, holder, server.peer, 5.0)
-        (30, 'loaded 6 variables from its replica on /job:worker/replica:0/task:0 ...')
-    """
-    wait = Wait(f"for {holder}, which holds this ps's replica", wait_secs,
-                backoff=Backoff(0.1, 2.0, 1.0))
-    while True:
-        try:
-            resp, tensors = peer(holder).call("replica_get", pb.ReplicaGetRequest(task=task),
-                                              timeout=_CALL_TIMEOUT_S)
-            break
-        except (errors.UnavailableError, errors.DeadlineExceededError) as e:
-            if wait.expired():
-                return logging.WARNING, (
-                    f"{holder}, which holds its replica, did not answer within {wait_secs:g}s "
-                    f"({e.message.splitlines()[0]}): starting empty; the chief restores the "
-                    "newest checkpoint")
-            wait.sleep()
-    if not resp.found:
-        return logging.INFO, (
-            f"no replica on {holder} (the job's first start, or the holder restarted): "
-            "starting empty; the chief restores the newest checkpoint if there is one")
-    n = load(resources, resp.entry, tensors)
-    return logging.WARNING, (
-        f"loaded {n} variables from its replica on {holder} (put #{resp.seq} of incarnation "
-        f"{resp.incarnation:x}, received {resp.age_secs:.2f}s ago): training goes on from "
-        "there, no checkpoint is restored")
 
 
 def enabled() -> bool:

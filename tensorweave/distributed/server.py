@@ -20,7 +20,7 @@ from tensorweave.distributed.job import JobEndWatch, at_normal_exit, notify_job_
 from tensorweave.distributed.master import MasterService
 from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
 from tensorweave.distributed.protocol.methods import MASTER_SERVICE, WORKER_SERVICE
-from tensorweave.distributed import replica
+from tensorweave.distributed import replica, replica_store
 from tensorweave.distributed.run_config import TaskType
 from tensorweave.distributed.transport import admission, registry
 from tensorweave.distributed.transport import credentials as creds_mod
@@ -233,7 +233,7 @@ class Server:
     def _load_replica(self, holder: str) -> None:
         """Loads this ps's replica from `holder` (serving already: a buddy ps starting at
         the same time asks this one too), then sends its state there from now on."""
-        level, what = replica.restore(self.task, self.worker.device.resource_mgr, holder,
+        level, what = replica_store.restore(self.task, self.worker.device.resource_mgr, holder,
                                       self.peer, knobs.PS_REPLICA_WAIT_SECS.get())
         log.log(level, "%s: %s", self.task, what)
         self.worker.state_loaded.set()

@@ -18,7 +18,7 @@ import numpy as np
 import tensorweave.runtime.sendrecv_ops  # noqa: F401 - registers _Send/_Recv for partitions
 from tensorweave.distributed.job import owner_of
 from tensorweave.distributed.protocol import service_pb2 as pb
-from tensorweave.distributed.replica import ReplicaStore
+from tensorweave.distributed.replica_store import ReplicaStore
 from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
 from tensorweave.framework.device import task_device

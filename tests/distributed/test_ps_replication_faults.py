@@ -11,13 +11,17 @@ replication the same kill goes back to the checkpoint, as test_fault_matrix.py c
 """
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import time
 
 import pytest
 
 from tensorweave.base import knobs
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
-from tensorweave.testing.faults import Fault, run_job
+from tensorweave.testing.faults import Fault, StepWatch, run_job
+from suite_markers import SYNC_JOB
 
 LAST_STEP = 60
 STEP_SECS = 0.1
@@ -65,3 +69,42 @@ def test_a_ps_killed_and_restarted_loses_at_most_the_replica_lag(tmp_path, mode)
     assert "loaded " in lc.output("ps", 0) and "from its replica on" in lc.output("ps", 0)
     assert "live on the ps tasks" in lc.output("chief", 0), logs
     assert "done chief:0" in lc.output("chief", 0)
+
+
+@pytest.mark.slow
+@pytest.mark.transports("grpc", why=SYNC_JOB)
+def test_a_frozen_holder_costs_sync_training_one_short_wait_then_catches_up(tmp_path):
+    """Sync replication (after every step) to a ps_standby task that is SIGSTOPped for
+    3 s mid-run: the ps waits for it once, for at most STEP_WAIT_S, then steps go on
+    without it; once it is continued it catches up and steps wait for it again. The job
+    finishes, every task exits 0."""
+    spec = cluster_dict(1, 1, {"chief": 1, "ps_standby": 1})
+    program = [sys.executable, "-m", "tensorweave.testing.fault_trainer",
+               "--checkpoint_dir", str(tmp_path / "ckpt"), "--last_step", str(LAST_STEP),
+               "--save_steps", "100000", "--seed", "7", "--step_secs", str(STEP_SECS),
+               *MODES["sync_backup"]]
+    env = {knobs.PS_REPLICATION.name: "1", knobs.PS_REPLICA_SECS.name: "0"}
+    lc = LocalCluster(spec=spec, programs={j: program for j in ("ps", "chief", "worker")},
+                      env=env)
+    progress = StepWatch(lc)
+    with lc:
+        standby = lc.procs[("ps_standby", 0)]
+        deadline = time.monotonic() + 90
+        while progress.poll() < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        frozen_at = progress.step
+        os.kill(standby.pid, signal.SIGSTOP)
+        try:
+            time.sleep(3.0)
+            during = progress.poll() - frozen_at
+        finally:
+            os.kill(standby.pid, signal.SIGCONT)
+        codes = lc.wait(120)
+        logs = {f"{job}{i}": lc.output(job, i)[-3000:] for job, i in lc.logs}
+    # 3 s at ~10 steps/s, less the one wait of at most 2 s
+    assert frozen_at >= 10 and during >= 5, (frozen_at, during, logs)
+    assert codes == {("ps", 0): 0, ("worker", 0): 0, ("chief", 0): 0,
+                     ("ps_standby", 0): 0}, (codes, logs)
+    ps_log = lc.output("ps", 0)
+    assert "steps no longer wait for it" in ps_log, logs
+    assert "is caught up: steps wait for it again" in ps_log, logs
