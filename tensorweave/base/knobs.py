@@ -174,6 +174,11 @@ PS_REPLICA_SECS = _declare(_CLUSTER, Secs(
     doc="How often a replicating ps sends what changed to its replica: the most async "
         "training loses when the ps dies. 0: after every step that changed the ps, before "
         "the step ends (no completed step is lost; for sync training, whose steps are few)."))
+PS_STANDBY = _declare(_CLUSTER, Words(
+    "TENSORWEAVE_PS_STANDBY", (), doc="The host:port of each ps_standby task, for ps tasks "
+    "whose ClusterSpec has no ps_standby job (a program that builds it from --ps_hosts and "
+    "--worker_hosts): their replicas go there. `tensorweave launch --ps-standby N` sets it.",
+    default_doc="unset: a ps_standby job of the ClusterSpec, if any"))
 PS_REPLICA_WAIT_SECS = _declare(_CLUSTER, Secs(
     "TENSORWEAVE_PS_REPLICA_WAIT_SECS", 5.0, minimum=0,
     doc="How long a starting ps waits for the task holding its replica to answer before it "

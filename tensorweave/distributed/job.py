@@ -28,6 +28,7 @@ from typing import Any, Callable
 from tensorweave.base import knobs
 from tensorweave.base.waits import Backoff, Wait
 from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.topology import PS_STANDBY
 from tensorweave.framework import errors
 from tensorweave.framework.device import task_name
 
@@ -39,14 +40,20 @@ def notify_enabled() -> bool:
     return knobs.NOTIFY_JOB_DONE.get()
 
 
-def notify_job_done(master_target: str, jobs: tuple[str, ...] = ("ps",),
+# The jobs told when training ends: the ps tasks, and the standby tasks that hold their
+# replicas (distributed/replica.py), which have nothing to serve once the ps tasks go.
+SERVING_JOBS = ("ps", PS_STANDBY)
+
+
+def notify_job_done(master_target: str, jobs: tuple[str, ...] = SERVING_JOBS,
                     reason: str = "training finished") -> list[str]:
     """Tells every task of `jobs` that the job is done, through `master_target`.
 
     Args:
         master_target: the chief's session target, "grpc://host:port"; "" (a
             local session) has no cluster and notifies nothing.
-        jobs: which jobs' servers should stop waiting.
+        jobs: which jobs' servers should stop waiting (a job the cluster does not
+            have is skipped).
         reason: logged by each notified task.
 
     Returns:

@@ -19,6 +19,7 @@ import numpy as np
 
 from tensorweave.base import knobs
 from tensorweave.base.waits import Backoff, Wait, cluster_wait_secs
+from tensorweave.distributed.job import SERVING_JOBS
 from tensorweave.distributed.master_step import Part, run_parts
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.transport.base import Peer
@@ -404,7 +405,7 @@ class MasterService:
         """Tells every task of the given jobs (default "ps") that training ended; the ps
         tasks last, with the tasks told before them (for `JobEndWatch`'s late workers)."""
         resp = pb.JobDoneResponse()
-        jobs = list(req.jobs) or ["ps"]
+        jobs = list(req.jobs) or list(SERVING_JOBS)
         for job in sorted(jobs, key=lambda j: j == "ps"):  # stable: the ps job last
             for i in self.tasks.get(job, []):
                 task = task_name(job, i)

@@ -46,18 +46,19 @@ import numpy as np
 from tensorweave.base import knobs
 from tensorweave.base.address import address_key
 from tensorweave.base.waits import Backoff
+from tensorweave.distributed.cluster import ClusterSpec
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.device import parse_task_name, task_name
 from tensorweave.framework.tensor_shape import as_shape
 from tensorweave.distributed.replica_store import CALL_TIMEOUT_S, Key
+from tensorweave.distributed.topology import PS_STANDBY
 from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
 from tensorweave.runtime.update_gate import update_gate
 
 log = logging.getLogger("tensorweave.replica")
 
-STANDBY_JOB = "ps_standby"
 # A variable with at least this many rows is sent as its changed rows, when fewer than
 # half of them changed; smaller ones are sent whole when they changed at all.
 _ROWS_MIN = 64
@@ -82,9 +83,9 @@ def holder_of(cluster: Any, task: str) -> str | None:
     """
     job, index = parse_task_name(task)
     candidates: list[tuple[str, int]] = []
-    if STANDBY_JOB in cluster.jobs:
-        standby = cluster.task_indices(STANDBY_JOB)
-        candidates += [(STANDBY_JOB, standby[(index + k) % len(standby)])
+    if PS_STANDBY in cluster.jobs:
+        standby = cluster.task_indices(PS_STANDBY)
+        candidates += [(PS_STANDBY, standby[(index + k) % len(standby)])
                        for k in range(len(standby))]
     if job == "ps":
         ps = cluster.task_indices("ps")
@@ -100,6 +101,25 @@ def holder_of(cluster: Any, task: str) -> str | None:
     own = _host(cluster.task_address(job, index))
     other_host = [c for c in candidates if _host(cluster.task_address(*c)) != own]
     return task_name(*(other_host or candidates)[0])
+
+
+def standby_tasks(cluster: Any) -> dict[str, str]:
+    """{task name: address} of the ps_standby tasks that TENSORWEAVE_PS_STANDBY names when
+    `cluster` has no ps_standby job of its own (else none: the ClusterSpec's stand)."""
+    if PS_STANDBY in cluster.jobs:
+        return {}
+    return {task_name(PS_STANDBY, i): address
+            for i, address in enumerate(knobs.PS_STANDBY.get())}
+
+
+def with_standby(cluster: Any, standby: dict[str, str]) -> Any:
+    """`cluster` with the `standby_tasks` as its ps_standby job (`cluster` itself if none)."""
+    if not standby:
+        return cluster
+    jobs = {job: {i: cluster.task_address(job, i) for i in cluster.task_indices(job)}
+            for job in cluster.jobs}
+    jobs[PS_STANDBY] = {parse_task_name(t)[1]: a for t, a in standby.items()}
+    return ClusterSpec(jobs)
 
 
 def _host(address: str) -> str:
@@ -133,11 +153,15 @@ class ReplicaSender:
         peer: `peer(task)` -> that task's worker Peer.
         interval: seconds between copies (TENSORWEAVE_PS_REPLICA_SECS); 0: no thread,
             the task calls `send_once` after each step instead (`after_step`).
+        job_done: set when the chief has ended the job: nothing is sent after it (the
+            holder, a standby task, is told too and may be gone).
     """
 
     def __init__(self, task: str, incarnation: int, resources: ResourceMgr, holder: str,
-                 peer: Callable[[str], Any], interval: float) -> None:
+                 peer: Callable[[str], Any], interval: float,
+                 job_done: threading.Event | None = None) -> None:
         self.task, self.holder, self.interval = task, holder, interval
+        self._job_done = job_done or threading.Event()
         self._incarnation, self._resources, self._peer = incarnation, resources, peer
         self._acked: dict[Key, np.ndarray] | None = None  # what the holder has
         self._seq = 0
@@ -162,6 +186,8 @@ class ReplicaSender:
         is reported done, so a completed step is in the replica. A holder that has not
         taken the put within STEP_WAIT_S fails no step: steps stop waiting for it and a
         thread catches it up (the log says so, and when it is current again)."""
+        if self._job_done.is_set():
+            return
         deadline = time.monotonic() + STEP_WAIT_S
         # The whole wait is bounded, the turn behind another step's put included (steps
         # of several sessions end at once; one of them may be the put that hangs).
@@ -195,7 +221,7 @@ class ReplicaSender:
         """Puts until the holder has the task's current state, then steps wait again."""
         delays = Backoff(0.1, 2.0, 1.0).delays()
         delay = 0.0
-        while not self._stop.wait(delay):
+        while not self._stop.wait(delay) and not self._job_done.is_set():
             try:  # once the holder has a copy, the next step's put sends what came since
                 if self.send_once():
                     break
@@ -218,7 +244,7 @@ class ReplicaSender:
         return -1.0 if at is None else time.monotonic() - at
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._stop.wait(self.interval) and not self._job_done.is_set():
             try:
                 self.send_once()
             except Exception as e:  # noqa: BLE001 - a thread: log, keep trying

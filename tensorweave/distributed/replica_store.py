@@ -28,6 +28,8 @@ from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
 
 __all__ = ["CALL_TIMEOUT_S", "Key", "ReplicaStore", "load", "restore"]
 
+log = logging.getLogger("tensorweave.replica")
+
 CALL_TIMEOUT_S = 30.0  # a put or a get that takes longer failed
 Key = tuple[str, str]  # (container, name) in the task's ResourceMgr
 
@@ -77,6 +79,9 @@ class ReplicaStore:
         with self._lock:
             r = self._replicas.get(req.task)
             if req.full:
+                if r is None or r.incarnation != req.incarnation:
+                    log.info("holding the replica of %s (incarnation %x): %d variables",
+                             req.task, req.incarnation, len(req.entry))
                 r = _Replica(req.incarnation, req.seq)
             elif r is None or (r.incarnation, r.seq) != (req.incarnation, req.seq - 1):
                 raise errors.FailedPreconditionError(

@@ -143,6 +143,10 @@ class Server:
         self._server_def = _server_def(server_or_cluster_def, job_name, task_index, protocol,
                                        config)
         self._cluster = ClusterSpec(self._server_def.cluster)
+        # Standby tasks named by TENSORWEAVE_PS_STANDBY when the ClusterSpec has none: a
+        # ps reaches the one holding its replica by address (replica.standby_tasks).
+        self._standby = replica.standby_tasks(self._cluster) \
+            if self._server_def.job_name == "ps" else {}
         job, index = self._server_def.job_name, self._server_def.task_index
         self.task = task_name(job, index)
         self._address, self._host, self._port = _own_address(self._cluster, job, index)
@@ -233,13 +237,14 @@ class Server:
     def _load_replica(self, holder: str) -> None:
         """Loads this ps's replica from `holder` (serving already: a buddy ps starting at
         the same time asks this one too), then sends its state there from now on."""
-        level, what = replica_store.restore(self.task, self.worker.device.resource_mgr, holder,
-                                      self.peer, knobs.PS_REPLICA_WAIT_SECS.get())
+        level, what = replica_store.restore(self.task, self.worker.device.resource_mgr,
+                                            holder, self.peer,
+                                            knobs.PS_REPLICA_WAIT_SECS.get())
         log.log(level, "%s: %s", self.task, what)
         self.worker.state_loaded.set()
         sender = self._replica_sender = replica.ReplicaSender(
             self.task, self.worker.incarnation, self.worker.device.resource_mgr, holder,
-            self.peer, knobs.PS_REPLICA_SECS.get()).start()
+            self.peer, knobs.PS_REPLICA_SECS.get(), self.worker.job_done_event).start()
         self.worker.replica_status = lambda: (sender.holder, sender.lag_secs())
         if sender.interval == 0:
             self.worker.after_step = sender.after_step
@@ -248,7 +253,8 @@ class Server:
         """The task holding this ps's replica when the job replicates ps state, else None."""
         if self._server_def.job_name != "ps" or not replica.enabled():
             return None
-        holder = replica.holder_of(self._cluster, self.task)
+        holder = replica.holder_of(replica.with_standby(self._cluster, self._standby),
+                                   self.task)
         if holder is None:
             log.warning("%s: TENSORWEAVE_PS_REPLICATION is set but the cluster has no other "
                         "task to hold this ps's replica; a restart restores the newest "
@@ -292,7 +298,8 @@ class Server:
                 if task == self.task:
                     client = peers.InProcessPeer(self.worker, task)
                 else:
-                    address = self._cluster.task_address(*parse_task_name(task))
+                    address = self._standby.get(task) or \
+                        self._cluster.task_address(*parse_task_name(task))
                     client = peers.connect(address, task, WORKER_SERVICE,
                                            self._credentials, protocol=self.protocol)
                 self._peers[task] = client

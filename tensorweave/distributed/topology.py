@@ -26,7 +26,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-__all__ = ["TRAINING_JOBS", "Task", "Topology", "free_ports"]
+from tensorweave.base import knobs
+
+__all__ = ["BARE_SERVER_ARGS", "PS_STANDBY", "TRAINING_JOBS", "Task", "Topology", "free_ports"]
 
 # The jobs whose success is the job's success; ps tasks only serve them.
 # (An evaluator does not train, but the job waits for it and fails with it.)
@@ -35,7 +37,11 @@ TRAINING_JOBS = ("chief", "worker", "evaluator")
 # "cluster": it runs no server and reads checkpoints from model_dir.
 EVALUATOR = "evaluator"
 # Start order: servers first so workers find them sooner (workers retry anyway).
-_JOB_ORDER = ("ps", "chief", "worker")
+_JOB_ORDER = ("ps", "ps_standby", "chief", "worker")
+# Tasks that hold the ps tasks' replicas (distributed/replica.py); they run a bare server,
+# the interpreter's arguments for which are these (it reads its task from TF_CONFIG).
+PS_STANDBY = "ps_standby"
+BARE_SERVER_ARGS = ("-m", "tensorweave", "server")
 
 
 @dataclass(frozen=True)
@@ -176,7 +182,8 @@ class Topology:
 
     @classmethod
     def local(cls, ps: int, workers: int, chief: bool = False,
-              host: str = "localhost", evaluator: bool = False) -> Topology:
+              host: str = "localhost", evaluator: bool = False,
+              ps_standby: int = 0) -> Topology:
         """A cluster on this machine, every task on its own free loopback port.
 
         Args:
@@ -185,6 +192,7 @@ class Topology:
             chief: add a separate "chief" job with one task (TF_CONFIG style).
             host: the host name written into the addresses.
             evaluator: add an evaluator task (TF_CONFIG task type "evaluator").
+            ps_standby: tasks of a "ps_standby" job, which hold the ps tasks' replicas.
 
         Raises:
             ValueError: If a count is negative or there is nothing to train.
@@ -193,9 +201,13 @@ class Topology:
             >>> Topology.local(ps=0, workers=1).cluster  # doctest: +SKIP
             {'worker': ['localhost:40123']}
         """
-        if ps < 0 or workers < 0:
-            raise ValueError(f"Task counts must be >= 0, got --ps {ps} --workers {workers}.")
-        counts = {"chief": int(chief), "worker": workers, "ps": ps}
+        if ps < 0 or workers < 0 or ps_standby < 0:
+            raise ValueError(f"Task counts must be >= 0, got --ps {ps} --workers {workers} "
+                             f"--ps-standby {ps_standby}.")
+        if ps_standby and not ps:
+            raise ValueError(f"--ps-standby {ps_standby} with no ps task: standby tasks hold "
+                             "the ps tasks' replicas; add --ps N or drop --ps-standby.")
+        counts = {"chief": int(chief), "worker": workers, "ps": ps, PS_STANDBY: ps_standby}
         ports = iter(free_ports(sum(counts.values())))
         return cls({job: [f"{host}:{next(ports)}" for _ in range(n)]
                     for job, n in counts.items() if n}, evaluator=evaluator)
@@ -219,6 +231,16 @@ class Topology:
     def tf_config_json(self, task: Task) -> str:
         """TF_CONFIG for `task` as the JSON text an environment variable holds."""
         return json.dumps(self.tf_config(task), separators=(",", ":"))
+
+    def standby_env(self) -> dict[str, str]:
+        """What every task's environment needs when the cluster has ps_standby tasks (none
+        otherwise): replication on, and the standby addresses for a ps whose ClusterSpec
+        comes from the seed flags, which name no standby job."""
+        standby = self.cluster.get(PS_STANDBY)
+        if not standby:
+            return {}
+        return {**knobs.PS_REPLICATION.setting(True),
+                **knobs.PS_STANDBY.setting(tuple(standby))}
 
     def seed_flags(self, task: Task) -> list[str]:
         """The seed programs' cluster flags for `task`.

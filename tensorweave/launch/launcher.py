@@ -47,7 +47,7 @@ from tensorweave.launch.progress import (
 )
 from tensorweave.launch.restart import PendingRestart, RestartBook, RestartPolicy
 from tensorweave.launch.verdict import JobVerdict
-from tensorweave.distributed.topology import Task, Topology
+from tensorweave.distributed.topology import BARE_SERVER_ARGS, PS_STANDBY, Task, Topology
 
 __all__ = ["LaunchOptions", "Launcher"]
 
@@ -78,6 +78,7 @@ class LaunchOptions:
     # Extra environment per task: its credentials (launch/credentials.py, --tls).
     task_env: Callable[[Task], dict[str, str]] | None = None
     restart: RestartPolicy = field(default_factory=RestartPolicy)  # see launch/restart.py
+    ps_standby: int = 0  # bare servers holding the ps replicas (Topology.standby_env)
 
 
 class Launcher:
@@ -109,7 +110,8 @@ class Launcher:
             raise ValueError("--evaluator and --pass-flags do not mix: the seed flags have no "
                              "evaluator task (it learns its role from TF_CONFIG). Drop one.")
         self.topology = Topology.local(options.ps, options.workers, chief=options.chief,
-                                       evaluator=options.evaluator)
+                                       evaluator=options.evaluator,
+                                       ps_standby=options.ps_standby)
         options.restart.check_roles({t.job for t in self.topology.tasks})
         self.restarts = RestartBook(options.restart)
         self.tasks: list[TaskProcess] = []
@@ -166,15 +168,19 @@ class Launcher:
             path = os.path.join(self.options.logdir, f"{task.job}-{task.index}.log")
             log = open(path, "ab" if append else "wb")  # noqa: SIM115
         tp = TaskProcess(task, self.options.tail_lines, log)
-        argv = self.command + (self.topology.seed_flags(task) if self.options.pass_flags
-                               else [])
         try:
-            tp.start(argv, self._env(task), self._events)
+            tp.start(self._argv(task), self._env(task), self._events)
         except OSError:
             if log is not None:
                 log.close()
             raise
         return tp
+
+    def _argv(self, task: Task) -> list[str]:
+        if task.job == PS_STANDBY:  # serves replicas only: the bare server, TF_CONFIG's task
+            return [sys.executable, *BARE_SERVER_ARGS]
+        return self.command + (self.topology.seed_flags(task) if self.options.pass_flags
+                               else [])
 
     def _env(self, task: Task) -> dict[str, str]:
         env = dict(os.environ)
@@ -182,6 +188,7 @@ class Launcher:
                     # Python tasks would otherwise buffer their output into late bursts.
                     "PYTHONUNBUFFERED": "1",
                     **knobs.PROGRESS_PREFIX.setting(PROGRESS_PREFIX)})
+        env.update(self.topology.standby_env())
         if self.options.task_env is not None:
             env.update(self.options.task_env(task))
         return env
@@ -215,6 +222,7 @@ class Launcher:
             training_done_at = training_done_at or time.monotonic()
             for pending in self.restarts.cancel():
                 self._not_restarted(pending)
+            self._stop_idle_standby()
             serving = [tp for tp in self.tasks if tp.running]
             if not serving:
                 self._reap()  # those that ended since this round's reap are reported too
@@ -222,6 +230,19 @@ class Launcher:
             if time.monotonic() - training_done_at > self.options.ps_grace:
                 return self._ps_overstayed(serving)
             self.display.status = f"waiting for {len(serving)} ps to exit"
+
+    def _stop_idle_standby(self) -> None:
+        """Training over and no ps left: ps_standby tasks the chief could not tell (its
+        ClusterSpec from --ps_hosts names none) are stopped, not left to --ps-grace."""
+        standby = [tp for tp in self.tasks if tp.task.job == PS_STANDBY and tp.running]
+        if not standby or any(tp.running for tp in self.tasks if tp.task.job == "ps"):
+            return
+        self._say(", ".join(tp.task.name for tp in standby) + ": the ps tasks have ended; "
+                  "stopping it")
+        self._stop(standby)
+        for tp in standby:
+            tp.reaped = True  # its end is this, not a fate for _reap to judge
+            self.verdict.fates[tp.task.name] = "stopped once the ps tasks had ended"
 
     def _reap(self) -> None:
         """Notices tasks that have exited and reports them. A failure counts (stops the
@@ -245,6 +266,10 @@ class Launcher:
                 continue
             self._report_failure(tp)
             self.verdict.fates[tp.task.name] = describe_exit(tp.returncode or 1)
+            if tp.task.job == PS_STANDBY:  # a lost copy, not lost training
+                self._say(f"{tp.task.name} failed: its ps tasks are not replicated now (a ps "
+                          "lost now restarts from the last checkpoint); training goes on")
+                continue
             if decided:
                 self._say(f"{tp.task.name} ended after the job had succeeded; reported, not "
                           "counted as a failure")

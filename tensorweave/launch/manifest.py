@@ -42,12 +42,13 @@ Example:
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from tensorweave.base import knobs
-from tensorweave.distributed.topology import Task, Topology
+from tensorweave.distributed.topology import BARE_SERVER_ARGS, PS_STANDBY, Task, Topology
 from tensorweave.launch.restart import NEVER, RestartPolicy, kubernetes_restart_policy
 
 __all__ = ["ManifestOptions", "build_manifests", "dns_address", "to_yaml"]
@@ -55,7 +56,7 @@ __all__ = ["ManifestOptions", "build_manifests", "dns_address", "to_yaml"]
 _NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _TFJOB_ROLES = {"chief": "Chief", "ps": "PS", "worker": "Worker", "evaluator": "Evaluator"}
 # Roles in the order their objects are written (servers first).
-_ROLE_ORDER = ("ps", "chief", "worker")
+_ROLE_ORDER = ("ps", PS_STANDBY, "chief", "worker")
 
 
 @dataclass
@@ -77,10 +78,12 @@ class ManifestOptions:
     evaluator: bool = False
     restart: dict[str, str] | None = None  # launch's --restart, see the module docstring
     max_restarts: int | None = None  # default: 3 with `restart`, else Kubernetes' 6
+    ps_standby: int = 0  # plain only: tasks holding the ps tasks' replicas (launch's flag)
 
     def counts(self) -> dict[str, int]:
         """Tasks per role, only roles that have tasks, servers first."""
-        counts = {"ps": self.ps, "chief": int(self.chief), "worker": self.workers}
+        counts = {"ps": self.ps, PS_STANDBY: self.ps_standby, "chief": int(self.chief),
+                  "worker": self.workers}
         return {role: counts[role] for role in _ROLE_ORDER if counts[role]}
 
 
@@ -91,7 +94,8 @@ def _check(options: ManifestOptions) -> None:
     if options.ps < 0 or options.workers < 1:
         raise ValueError(f"Need --workers >= 1 and --ps >= 0, got --ps {options.ps} "
                          f"--workers {options.workers}.")
-    longest = f"{options.name}-worker-{options.workers - 1}"
+    longest = max((f"{options.name}-{_label(role)}-{n - 1}"
+                   for role, n in options.counts().items()), key=len)
     if not _NAME.match(options.name) or len(longest) > 63:
         raise ValueError(f"--name {options.name!r} must be a DNS label: lowercase letters, "
                          "digits and '-', starting with a letter, short enough that "
@@ -120,6 +124,15 @@ def _check(options: ManifestOptions) -> None:
     if options.pass_flags and options.chief:
         raise ValueError("--chief and --pass-flags do not mix: the seed flags have no chief "
                          "job (worker 0 is the chief). Drop one of them.")
+    if options.ps_standby < 0 or (options.ps_standby and not options.ps):
+        raise ValueError(f"--ps-standby {options.ps_standby} needs --ps >= 1 (standby tasks "
+                         "hold the ps tasks' replicas) and must be 0 or more.")
+    if options.ps_standby and options.kind != "plain":
+        raise ValueError("--ps-standby needs --kind plain: a TFJob has no replica type for "
+                         "standby tasks (the training operator takes only Chief, PS, Worker, "
+                         "Master and Evaluator). With a TFJob, pass --env "
+                         "TENSORWEAVE_PS_REPLICATION=1: ps tasks then back each other up, or "
+                         "the chief holds a lone ps's replica.")
     if options.pass_flags and options.kind != "plain":
         raise ValueError("--pass-flags needs per-task arguments, which a TFJob's shared "
                          "replica template cannot hold; use --kind plain, or let the program "
@@ -157,17 +170,22 @@ def dns_address(options: ManifestOptions, role: str, index: int) -> str:
         >>> dns_address(ManifestOptions(1, 1, "img", ["x"]), "ps", 0)
         'tensorweave-ps-0.tensorweave-ps.default.svc.cluster.local:2222'
     """
-    base = f"{options.name}-{role}"
+    base = f"{options.name}-{_label(role)}"
     return f"{base}-{index}.{base}.{options.namespace}.svc.cluster.local:{options.port}"
 
 
-def _container(options: ManifestOptions, args: list[str], env: dict[str, str]
-               ) -> dict[str, Any]:
+def _label(role: str) -> str:
+    """The role in DNS names (no "_" there: the ps_standby job is "ps-standby")."""
+    return role.replace("_", "-")
+
+
+def _container(options: ManifestOptions, args: list[str], env: dict[str, str],
+               command: list[str] | None = None) -> dict[str, Any]:
     container: dict[str, Any] = {
         # The training operator finds the container by this name.
         "name": "tensorflow",
         "image": options.image,
-        "command": options.command[:1],
+        "command": options.command[:1] if command is None else command,
     }
     if args:
         container["args"] = args
@@ -203,7 +221,8 @@ def _tfjob(options: ManifestOptions) -> dict[str, Any]:
 
 def _service(options: ManifestOptions, role: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": f"{options.name}-{role}", "namespace": options.namespace,
+            "metadata": {"name": f"{options.name}-{_label(role)}",
+                         "namespace": options.namespace,
                          "labels": _labels(options, role)},
             "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
                      "selector": _labels(options, role),
@@ -219,26 +238,32 @@ def plain_cluster(options: ManifestOptions) -> dict[str, list[str]]:
 
 def _task_job(options: ManifestOptions, role: str, index: int) -> dict[str, Any]:
     topology, task = Topology(plain_cluster(options)), Task(role, index)
-    tf_config = topology.tf_config_json(task)
-    args = list(options.command[1:])
-    if options.pass_flags:
-        args += topology.seed_flags(task)
-    name = f"{options.name}-{role}-{index}"
+    env = {"TF_CONFIG": topology.tf_config_json(task), **topology.standby_env()}
+    if role == PS_STANDBY:  # a bare server: `python -m tensorweave server` reads TF_CONFIG
+        program = options.command[0]
+        python = program if os.path.basename(program).startswith("python") else "python3"
+        command, args = [python], list(BARE_SERVER_ARGS)
+    else:
+        command, args = options.command[:1], list(options.command[1:])
+        if options.pass_flags:
+            args += topology.seed_flags(task)
+    name = f"{options.name}-{_label(role)}-{index}"
     labels = {**_labels(options, role), "tensorweave/task-index": str(index)}
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": options.namespace, "labels": labels},
             "spec": {"backoffLimit": _backoff_limit(options, role), "template": {
                 "metadata": {"labels": labels},
-                "spec": {"hostname": name, "subdomain": f"{options.name}-{role}",
+                "spec": {"hostname": name, "subdomain": f"{options.name}-{_label(role)}",
                          "restartPolicy": _restart_policy(options, role, job_pod=True),
-                         "containers": [_container(options, args, {"TF_CONFIG": tf_config})]},
+                         "containers": [_container(options, args, env, command)]},
             }}}
 
 
 def _evaluator_job(options: ManifestOptions) -> dict[str, Any]:
     # No Service and no stable name: the evaluator serves nothing, it reads model_dir.
     topology = Topology(plain_cluster(options), evaluator=True)
-    tf_config = topology.tf_config_json(Task("evaluator", 0))
+    env = {"TF_CONFIG": topology.tf_config_json(Task("evaluator", 0)),
+           **topology.standby_env()}
     name = f"{options.name}-evaluator-0"
     labels = {**_labels(options, "evaluator"), "tensorweave/task-index": "0"}
     return {"apiVersion": "batch/v1", "kind": "Job",
@@ -247,7 +272,7 @@ def _evaluator_job(options: ManifestOptions) -> dict[str, Any]:
                 "metadata": {"labels": labels},
                 "spec": {"restartPolicy": _restart_policy(options, "evaluator", job_pod=True),
                          "containers": [_container(options, list(options.command[1:]),
-                                                   {"TF_CONFIG": tf_config})]},
+                                                   env)]},
             }}}
 
 

@@ -45,7 +45,7 @@ __all__ = ["CLEAN_EXIT_SETTLE_S", "POLICIES", "ROLES", "PendingRestart", "Restar
 
 NEVER, ON_FAILURE, ALWAYS = "never", "on-failure", "always"
 POLICIES = (NEVER, ON_FAILURE, ALWAYS)
-ROLES = ("ps", "worker", "chief", "evaluator")
+ROLES = ("ps", "worker", "chief", "evaluator", "ps_standby")
 # How long a clean exit under `always` waits for the job's end before it is restarted.
 CLEAN_EXIT_SETTLE_S = 5.0
 

@@ -2,4 +2,5 @@
 ports), which launch, testing and bench share; it lives below launch/ so the
 server can use it too."""
 from tensorweave.distributed.topology import (  # noqa: F401 - re-exports
-    TRAINING_JOBS as TRAINING_JOBS, Task as Task, Topology as Topology, free_ports as free_ports)
+    PS_STANDBY as PS_STANDBY, TRAINING_JOBS as TRAINING_JOBS, Task as Task,
+    Topology as Topology, free_ports as free_ports)

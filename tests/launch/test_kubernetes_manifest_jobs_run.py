@@ -81,7 +81,8 @@ def _plain_tf_configs(docs: list[dict[str, Any]]) -> dict[tuple[str, int], tuple
 
 
 def _on_loopback(tasks: dict) -> dict:
-    """The one substitution of addresses: every DNS name -> its own localhost port."""
+    """The one substitution of addresses: every DNS name -> its own localhost port (in
+    TF_CONFIG, and in the variables that name tasks, TENSORWEAVE_PS_STANDBY)."""
     cluster = next(iter(tasks.values()))[1]["cluster"]
     names = [a for addrs in cluster.values() for a in addrs]
     local = dict(zip(names, (f"localhost:{p}" for p in free_ports(len(names)))))
@@ -89,7 +90,9 @@ def _on_loopback(tasks: dict) -> dict:
     for key, (container, cfg) in tasks.items():
         assert cfg["cluster"] == cluster  # every task sees the same cluster
         cfg = dict(cfg, cluster={r: [local[a] for a in addrs] for r, addrs in cluster.items()})
-        out[key] = (container, cfg)
+        env = [dict(e, value=",".join(local.get(a, a) for a in e["value"].split(",")))
+               if e["name"] == "TENSORWEAVE_PS_STANDBY" else e for e in container["env"]]
+        out[key] = (dict(container, env=env), cfg)
     return out
 
 
@@ -116,8 +119,12 @@ def _run_tasks(tasks: dict, tmp_path: Path, mounts: dict[str, str] | None = None
     try:
         for (role, index), (container, cfg) in sorted(tasks.items()):
             argv = container["command"] + container.get("args", [])
-            assert argv[:2] == ["python", IN_IMAGE], argv
-            argv = [sys.executable, str(ROOT / "examples" / "trainer.py"), *argv[2:]]
+            if role == "ps_standby":  # the bare server, from the image's python
+                assert argv == ["python", "-m", "tensorweave", "server"], argv
+                argv = [sys.executable, *argv[1:]]
+            else:
+                assert argv[:2] == ["python", IN_IMAGE], argv
+                argv = [sys.executable, str(ROOT / "examples" / "trainer.py"), *argv[2:]]
             env = {e["name"]: e["value"] for e in container.get("env", [])}
             env.pop("TENSORWEAVE_BIND_ALL")  # loopback only in tests (see the docstring)
             env["TF_CONFIG"] = json.dumps(cfg)
@@ -142,11 +149,12 @@ def _run_tasks(tasks: dict, tmp_path: Path, mounts: dict[str, str] | None = None
             for key, (p, _) in procs.items()}
 
 
-def _check_trained(results: dict) -> None:
+def _check_trained(results: dict, standby: int = 0) -> None:
     report = "\n".join(f"--- {k}: exit {code}\n{out[-3000:]}" for k, (code, out) in
                        results.items())
     assert all(code == 0 for code, _ in results.values()), report
-    assert set(results) == {("ps", 0), ("worker", 0), ("worker", 1)}
+    assert set(results) == {("ps", 0), ("worker", 0), ("worker", 1),
+                            *(("ps_standby", i) for i in range(standby))}
     assert "worker 0: test accuracy" in results[("worker", 0)][1], report
     assert "worker 1: done" in results[("worker", 1)][1], report
 
@@ -168,3 +176,18 @@ def test_readme_plain_jobs_run_with_their_own_tf_config(tmp_path):
     docs = _render(tmp_path, "--kind", "plain")
     _check_trained(_run_tasks(_on_loopback(_plain_tf_configs(docs)), tmp_path,
                               _mount_secrets(docs, tmp_path)))
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.transports("grpc", why=WHOLE_JOB)
+def test_plain_jobs_with_a_ps_standby_run_and_replicate(tmp_path):
+    """`--ps-standby 1`: a ps_standby Job runs `python -m tensorweave server`; every task
+    replicates (TENSORWEAVE_PS_REPLICATION), the ps's replica goes to the standby task
+    (none is refused or lost), and the standby exits 0 when the chief ends the job."""
+    docs = _render(tmp_path, "--kind", "plain", "--ps-standby", "1")
+    results = _run_tasks(_on_loopback(_plain_tf_configs(docs)), tmp_path,
+                         _mount_secrets(docs, tmp_path))
+    _check_trained(results, standby=1)
+    assert "holding the replica of /job:ps/replica:0/task:0" in results[("ps_standby", 0)][1]
+    assert "could not update its replica" not in results[("ps", 0)][1]

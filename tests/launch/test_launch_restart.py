@@ -205,18 +205,27 @@ def _job_of(pid: int) -> str | None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("standby", [False, True], ids=["checkpoint", "ps_standby"])
 @pytest.mark.transports("grpc", why=WHOLE_JOB)
-def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path):
+def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path, standby):
     """`--restart on-failure`: SIGKILL the ps at global step >= 100 of 600; the launcher
-    restarts it on its port, the workers re-create their sessions, the chief restores
-    the last checkpoint, training finishes, exit 0, no process left."""
+    restarts it on its port, the workers re-create their sessions, training finishes,
+    exit 0, no process left. Without standby the chief restores the last checkpoint. With
+    `--ps-standby 1` (and the seed flags, whose ClusterSpec names no standby job: the ps
+    finds it through TENSORWEAVE_PS_STANDBY) and no checkpoint after step 0, the
+    restarted ps loads its replica from the standby task, the chief restores nothing, and
+    the global step goes on from near where it was (the replica is 0.1 s behind; a
+    restore would go back to 0); the launcher stops the standby after the ps."""
     err_file = tmp_path / "stderr.txt"
+    extra = ["--ps-standby", "1", "--pass-flags"] if standby else []
     with open(err_file, "w") as err_out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tensorweave", "launch", "--restart", "on-failure",
-             "--progress-interval", "0.2", "--", sys.executable, "examples/trainer.py",
-             "--train_steps=600", "--hidden=16", f"--checkpoint_dir={tmp_path / 'ckpt'}",
-             "--save_checkpoint_steps=40", "--log_every=10"],
+             *extra, "--progress-interval", "0.2", "--", sys.executable,
+             "examples/trainer.py", "--train_steps=600", "--hidden=16",
+             f"--checkpoint_dir={tmp_path / 'ckpt'}",
+             f"--save_checkpoint_steps={100000 if standby else 40}",
+             "--log_every=10"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=err_out, text=True)
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.extend(proc.stdout or []), daemon=True)
@@ -230,6 +239,8 @@ def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path):
         pids = _children(proc.pid)
         (ps,) = [p for p in pids if _job_of(p) == "ps"]
         os.kill(ps, signal.SIGKILL)
+        before = len(out)
+        at_kill = max(map(int, re.findall(r"global step (\d+)", "".join(out))))
         proc.wait(timeout=180)
     finally:
         if proc.poll() is None:
@@ -243,10 +254,20 @@ def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path):
     restarted = re.search(r"restarted ps 0 \(pid (\d+); it had ended: killed by SIGKILL\)", err)
     assert restarted, err
     assert "restarted ps 0 x1 (killed by SIGKILL)" in err  # on the progress line
-    # (prefixed by tf.logging's "WARNING:tensorweave.train:" once a hook has logged)
-    assert re.search(r"\[worker 0\] (?:WARNING:[\w.]+:)?Session re-created on .*: "
-                     r"restored checkpoint "
-                     r".*model\.ckpt-\d+", stdout), stdout[-3000:]
     assert "[worker 0] worker 0: done" in stdout and "[worker 1] worker 1: done" in stdout
+    if standby:
+        assert re.search(r"\[ps 0\] .*loaded \d+ variables from its replica on "
+                         r"/job:ps_standby/replica:0/task:0", stdout), stdout[-3000:]
+        assert "live on the ps tasks" in stdout and "restored checkpoint" not in stdout
+        after = [int(s) for s in re.findall(r"global step (\d+)", "".join(out[before:]))]
+        assert after and min(after) >= at_kill // 2, (at_kill, after[:5])
+        # the chief's ClusterSpec (from the flags) names no standby to tell: the launcher
+        # stops it once the ps has exited
+        assert "ps_standby 0 stopped once the ps tasks had ended" in err, err
+    else:
+        # (prefixed by tf.logging's "WARNING:tensorweave.train:" once a hook has logged)
+        assert re.search(r"\[worker 0\] (?:WARNING:[\w.]+:)?Session re-created on .*: "
+                         r"restored checkpoint "
+                         r".*model\.ckpt-\d+", stdout), stdout[-3000:]
     assert "all tasks finished: every worker succeeded; ps 0 exited by itself" in err
     _assert_gone(pids | {int(restarted.group(1))})
