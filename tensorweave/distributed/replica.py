@@ -25,9 +25,11 @@ one (ps i -> standby i mod n); else the ps before it (ps i - 1 backs up ps i) wh
 are several; else the chief ("chief" or "master" task 0, else worker 0). Of those, the
 first on another host than the ps is taken when the ClusterSpec has one.
 
-Not replicated yet: queues and accumulators (sync replicas' token queue and gradient
-accumulators: the step in flight is done again) and lookup tables; a holder keeps its
-replicas in memory only.
+MutableHashTables travel with the variables (distributed/replica_tables.py). Not
+replicated: queues and accumulators (sync replicas' token queue and gradient
+accumulators: the step in flight is done again) and MutableDenseHashTables (a ps whose
+replica lacks one starts empty and the chief restores the checkpoint); a holder keeps
+its replicas in memory only.
 
 Example:
     >>> # every task of the job (the same variable in each task's environment)
@@ -46,6 +48,7 @@ import numpy as np
 from tensorweave.base import knobs
 from tensorweave.base.address import address_key
 from tensorweave.base.waits import Backoff
+from tensorweave.distributed import replica_tables
 from tensorweave.distributed.cluster import ClusterSpec
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import dtypes as _dt
@@ -163,7 +166,9 @@ class ReplicaSender:
         self.task, self.holder, self.interval = task, holder, interval
         self._job_done = job_done or threading.Event()
         self._incarnation, self._resources, self._peer = incarnation, resources, peer
-        self._acked: dict[Key, np.ndarray] | None = None  # what the holder has
+        self._acked: dict[Key, Any] | None = None  # what the holder has (tables: tuples)
+        self._uncovered: list[str] = []  # state on the task no replica carries
+        self._sent_uncovered: list[str] = []
         self._seq = 0
         self._acked_copy_at: float | None = None  # when the copy it has was taken
         self._stop = threading.Event()
@@ -284,25 +289,35 @@ class ReplicaSender:
         self._acked_copy_at, self._sent_updates = taken, updates
         return True
 
-    def _copy(self) -> dict[Key, tuple[VariableResource, np.ndarray]] | None:
+    def _copy(self) -> dict[Key, tuple[Any, Any]] | None:
         gate = self._gate
         try:
             owner = gate.pause(timeout_s=_PAUSE_S)
         except errors.DeadlineExceededError:
             return None
         try:
-            return {key: (res, res.read().copy()) for key, res in _variables(self._resources)}
+            copy: dict[Key, Any] = {key: (res, res.read().copy())
+                                    for key, res in _variables(self._resources)}
+            copy.update(replica_tables.snapshot(self._resources))
+            self._uncovered = replica_tables.uncovered(self._resources)
+            return copy
         finally:
             gate.resume(owner)
 
-    def _put_for(self, current: dict[Key, tuple[VariableResource, np.ndarray]]
+    def _put_for(self, current: dict[Key, tuple[Any, Any]]
                  ) -> tuple[pb.ReplicaPutRequest | None, list[np.ndarray]]:
         acked = self._acked
         req = pb.ReplicaPutRequest(task=self.task, incarnation=self._incarnation,
                                    seq=self._seq + 1, full=acked is None)
         tensors: list[np.ndarray] = []
+        req.uncovered.extend(self._uncovered)
         for key, (res, value) in current.items():
             before = None if acked is None else acked.get(key)
+            if isinstance(value, tuple):  # a table: whole, when it changed
+                if not replica_tables.same(before, value):
+                    req.entry.append(replica_tables.entry(key, res))
+                    tensors += list(value)
+                continue
             if before is not None and before.shape == value.shape \
                     and before.dtype == value.dtype:
                 changed = _changed_rows(before, value)
@@ -318,8 +333,10 @@ class ReplicaSender:
             tensors.append(value)
         if acked is not None:
             req.removed.extend(f"{c}/{n}" for c, n in acked if (c, n) not in current)
-        if not req.full and not req.entry and not req.removed:
+        if not req.full and not req.entry and not req.removed \
+                and self._uncovered == self._sent_uncovered:
             return None, []
+        self._sent_uncovered = list(self._uncovered)
         self._seq += 1
         return req, tensors
 

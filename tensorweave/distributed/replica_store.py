@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tensorweave.base.waits import Backoff, Wait
+from tensorweave.distributed import replica_tables
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
@@ -35,20 +36,27 @@ Key = tuple[str, str]  # (container, name) in the task's ResourceMgr
 
 
 def load(resources: ResourceMgr, entries: Sequence[pb.ReplicaEntry],
-         tensors: Sequence[np.ndarray]) -> int:
-    """Puts a replica's variables (whole values) into `resources`; returns how many.
+         tensors: Sequence[np.ndarray]) -> tuple[int, int]:
+    """Puts a replica's variables (whole values) and tables into `resources`; returns
+    how many of each.
 
-    A variable the task already has keeps its value (a starting ps has none yet; a
-    replica never overwrites live state).
+    A variable or table the task already has keeps its value (a starting ps has none
+    yet; a replica never overwrites live state).
     """
-    loaded = 0
-    for e, value in zip(entries, tensors):
+    loaded = tables = 0
+    it = iter(tensors)
+    for e in entries:
+        if e.table_key_dtype:
+            keys, values = next(it), next(it)
+            tables += replica_tables.load(resources, e, keys, values)
+            continue
+        value = next(it)
         shape = [None if d < 0 else d for d in e.shape] if e.shape_known else None
         res = VariableResource(e.name, _dt.as_dtype(e.dtype), as_shape(shape))
         res.value = np.array(value, copy=True)  # ours to update in place
         if resources.lookup_or_create(e.container, e.name, _made(res)) is res:
             loaded += 1
-    return loaded
+    return loaded, tables
 
 
 def _made(res: VariableResource) -> Callable[[], VariableResource]:
@@ -57,11 +65,12 @@ def _made(res: VariableResource) -> Callable[[], VariableResource]:
 
 # ---- the holder's side -------------------------------------------------------------
 class _Replica:
-    __slots__ = ("incarnation", "seq", "values", "meta", "received")
+    __slots__ = ("incarnation", "seq", "values", "meta", "received", "uncovered")
 
     def __init__(self, incarnation: int, seq: int) -> None:
         self.incarnation, self.seq = incarnation, seq
-        self.values: dict[Key, np.ndarray] = {}
+        self.values: dict[Key, Any] = {}  # an array; a table's (keys, values)
+        self.uncovered: list[str] = []
         self.meta: dict[Key, pb.ReplicaEntry] = {}
         self.received = time.monotonic()
 
@@ -91,7 +100,10 @@ class ReplicaStore:
             it = iter(tensors)
             for e in req.entry:
                 key = (e.container, e.name)
-                if e.rows:
+                if e.table_key_dtype:
+                    r.values[key] = (np.array(next(it), copy=True),
+                                     np.array(next(it), copy=True))
+                elif e.rows:
                     index, rows = next(it), next(it)
                     r.values[key][np.asarray(index, np.int64)] = rows
                 else:
@@ -102,6 +114,7 @@ class ReplicaStore:
                 r.values.pop((container, name), None)
                 r.meta.pop((container, name), None)
             r.seq, r.received = req.seq, time.monotonic()
+            r.uncovered = list(req.uncovered)
             self._replicas[req.task] = r
 
     def get(self, task: str) -> tuple[pb.ReplicaGetResponse, list[np.ndarray]]:
@@ -112,12 +125,17 @@ class ReplicaStore:
                 return pb.ReplicaGetResponse(found=False), []
             keys = sorted(r.values)
             resp = pb.ReplicaGetResponse(found=True, incarnation=r.incarnation, seq=r.seq,
-                                         age_secs=time.monotonic() - r.received)
+                                         age_secs=time.monotonic() - r.received,
+                                         uncovered=r.uncovered)
+            tensors: list[np.ndarray] = []
             for key in keys:
                 e = resp.entry.add()
                 e.CopyFrom(r.meta[key])
                 e.rows = False
-            return resp, [r.values[k].copy() for k in keys]
+                value = r.values[key]
+                tensors += [v.copy() for v in value] if isinstance(value, tuple) \
+                    else [value.copy()]
+            return resp, tensors
 
 
 # ---- a starting ps -------------------------------------------------------------------
@@ -151,8 +169,14 @@ def restore(task: str, resources: ResourceMgr, holder: str, peer: Callable[[str]
         return logging.INFO, (
             f"no replica on {holder} (the job's first start, or the holder restarted): "
             "starting empty; the chief restores the newest checkpoint if there is one")
-    n = load(resources, resp.entry, tensors)
+    if resp.uncovered:
+        return logging.WARNING, (
+            f"its replica on {holder} does not carry {', '.join(resp.uncovered)}: starting "
+            "empty (a model without that state would be wrong); the chief restores the "
+            "newest checkpoint")
+    n, tables = load(resources, resp.entry, tensors)
     return logging.WARNING, (
-        f"loaded {n} variables from its replica on {holder} (put #{resp.seq} of incarnation "
+        f"loaded {n} variables{f' and {tables} tables' if tables else ''} from its replica "
+        f"on {holder} (put #{resp.seq} of incarnation "
         f"{resp.incarnation:x}, received {resp.age_secs:.2f}s ago): training goes on from "
         "there, no checkpoint is restored")

@@ -692,15 +692,24 @@ class ReplicaEntry(_message.Message):
     SHAPE_FIELD_NUMBER: _builtins.int
     SHAPE_KNOWN_FIELD_NUMBER: _builtins.int
     ROWS_FIELD_NUMBER: _builtins.int
+    TABLE_KEY_DTYPE_FIELD_NUMBER: _builtins.int
+    TABLE_VALUE_SHAPE_FIELD_NUMBER: _builtins.int
     container: _builtins.str
     name: _builtins.str
     dtype: _builtins.str
     shape_known: _builtins.bool
     rows: _builtins.bool
+    """two tensors: the changed rows' indices, then those rows"""
+    table_key_dtype: _builtins.str
+    """A MutableHashTable (two tensors: its keys, then its values; `dtype` is the values'):
+    its key dtype and the shape of one value ([] for scalars).
+    """
     @_builtins.property
     def shape(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """the declared shape; -1 for an unknown dimension"""
 
+    @_builtins.property
+    def table_value_shape(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     def __init__(
         self,
         *,
@@ -710,10 +719,12 @@ class ReplicaEntry(_message.Message):
         shape: _abc.Iterable[_builtins.int] | None = ...,
         shape_known: _builtins.bool = ...,
         rows: _builtins.bool = ...,
+        table_key_dtype: _builtins.str = ...,
+        table_value_shape: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "dtype", b"dtype", "name", b"name", "rows", b"rows", "shape", b"shape", "shape_known", b"shape_known"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "dtype", b"dtype", "name", b"name", "rows", b"rows", "shape", b"shape", "shape_known", b"shape_known", "table_key_dtype", b"table_key_dtype", "table_value_shape", b"table_value_shape"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -735,6 +746,7 @@ class ReplicaPutRequest(_message.Message):
     FULL_FIELD_NUMBER: _builtins.int
     ENTRY_FIELD_NUMBER: _builtins.int
     REMOVED_FIELD_NUMBER: _builtins.int
+    UNCOVERED_FIELD_NUMBER: _builtins.int
     task: _builtins.str
     incarnation: _builtins.int
     seq: _builtins.int
@@ -745,6 +757,12 @@ class ReplicaPutRequest(_message.Message):
     def removed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """"container/name" of resources gone since the last put"""
 
+    @_builtins.property
+    def uncovered(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """State on the task that replicas do not carry (e.g. "MutableDenseHashTable t"): a ps
+        restarted from this replica would miss it, so it starts empty instead.
+        """
+
     def __init__(
         self,
         *,
@@ -754,10 +772,11 @@ class ReplicaPutRequest(_message.Message):
         full: _builtins.bool = ...,
         entry: _abc.Iterable[Global___ReplicaEntry] | None = ...,
         removed: _abc.Iterable[_builtins.str] | None = ...,
+        uncovered: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "full", b"full", "incarnation", b"incarnation", "removed", b"removed", "seq", b"seq", "task", b"task"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "full", b"full", "incarnation", b"incarnation", "removed", b"removed", "seq", b"seq", "task", b"task", "uncovered", b"uncovered"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -810,6 +829,7 @@ class ReplicaGetResponse(_message.Message):
     SEQ_FIELD_NUMBER: _builtins.int
     AGE_SECS_FIELD_NUMBER: _builtins.int
     ENTRY_FIELD_NUMBER: _builtins.int
+    UNCOVERED_FIELD_NUMBER: _builtins.int
     found: _builtins.bool
     incarnation: _builtins.int
     """of the primary that sent it"""
@@ -818,6 +838,10 @@ class ReplicaGetResponse(_message.Message):
     """since the holder received the newest put"""
     @_builtins.property
     def entry(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaEntry]: ...
+    @_builtins.property
+    def uncovered(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """as the newest put said"""
+
     def __init__(
         self,
         *,
@@ -826,10 +850,11 @@ class ReplicaGetResponse(_message.Message):
         seq: _builtins.int = ...,
         age_secs: _builtins.float = ...,
         entry: _abc.Iterable[Global___ReplicaEntry] | None = ...,
+        uncovered: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["age_secs", b"age_secs", "entry", b"entry", "found", b"found", "incarnation", b"incarnation", "seq", b"seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["age_secs", b"age_secs", "entry", b"entry", "found", b"found", "incarnation", b"incarnation", "seq", b"seq", "uncovered", b"uncovered"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -28,6 +28,7 @@ from tensorweave.ops.op_author import REQUIRED, create_tensor, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.ops.lookup.table_ops import check_handle, norm_key
+from tensorweave.runtime.update_gate import gated_update, note_variable
 
 __all__ = ["MutableHashTableResource", "create_mutable_hash_table", "lookup_table_export",
            "lookup_table_import", "lookup_table_insert", "lookup_table_remove"]
@@ -123,7 +124,7 @@ _TABLE_ATTRS = {"container": "", "shared_name": "", "use_node_name_sharing": Fal
                 "key_dtype": REQUIRED, "value_dtype": REQUIRED}
 
 
-def _create_kernel(ctx: Any, container: str, shared_name: str, key_dtype: Any,
+def _create_kernel(ctx: Any, step: Any, container: str, shared_name: str, key_dtype: Any,
                    value_dtype: Any, value_shape: tuple[int, ...]) -> MutableHashTableResource:
     k, v = _dt.as_dtype(key_dtype).base_dtype, _dt.as_dtype(value_dtype).base_dtype
     key = shared_name or ctx.name
@@ -135,6 +136,9 @@ def _create_kernel(ctx: Any, container: str, shared_name: str, key_dtype: Any,
             None, None, f"Resource {container or '<default>'}/{key} exists but is {res!r}, "
             f"not a MutableHashTable of {k.name}->{v.name}{list(value_shape)}. Use another "
             "shared_name.")
+    # Its inserts, removals and imports hold the task's update gate, as variable updates
+    # do: a checkpoint or a ps replica sees the table and the variables at one moment.
+    note_variable(res, ctx.resources, step, ctx.device)
     return res
 
 
@@ -149,7 +153,7 @@ def _(**_attrs: Any) -> Any:
 @mutable_op.kernel("CPU", kind="context")
 def _(ctx: Any, step: Any, *, container: str, shared_name: str, use_node_name_sharing: bool,
       key_dtype: Any, value_dtype: Any) -> MutableHashTableResource:
-    return _create_kernel(ctx, container, shared_name, key_dtype, value_dtype, ())
+    return _create_kernel(ctx, step, container, shared_name, key_dtype, value_dtype, ())
 
 
 mutable_op.no_gradient()
@@ -171,7 +175,8 @@ def _(ctx: Any, step: Any, *, container: str, shared_name: str, use_node_name_sh
         raise errors.InvalidArgumentError(
             None, None, f"Default value must be a vector, got shape {dims} (node "
             f"{ctx.name}): a MutableHashTable's values are scalars or vectors.")
-    return _create_kernel(ctx, container, shared_name, key_dtype, value_dtype, (dims[0],))
+    return _create_kernel(ctx, step, container, shared_name, key_dtype, value_dtype,
+                          (dims[0],))
 
 
 tensors_op.no_gradient()
@@ -198,7 +203,8 @@ def _(handle: Tensor, keys: Tensor, values: Tensor, *, Tin: Any, Tout: Any) -> A
 
 @insert_op.kernel("CPU")
 def _(table: Any, keys: Any, values: Any, *, Tin: Any, Tout: Any) -> None:
-    _check_mutable(table, "LookupTableInsert").insert(keys, values)
+    with gated_update(table):
+        _check_mutable(table, "LookupTableInsert").insert(keys, values)
 
 
 insert_op.no_gradient()
@@ -215,7 +221,8 @@ def _(handle: Tensor, keys: Tensor, *, Tin: Any) -> Any:
 
 @remove_op.kernel("CPU")
 def _(table: Any, keys: Any, *, Tin: Any) -> None:
-    _check_mutable(table, "LookupTableRemove").remove(keys)
+    with gated_update(table):
+        _check_mutable(table, "LookupTableRemove").remove(keys)
 
 
 remove_op.no_gradient()
@@ -254,7 +261,8 @@ def _(handle: Tensor, keys: Tensor, values: Tensor, *, Tin: Any, Tout: Any) -> A
 
 @import_op.kernel("CPU")
 def _(table: Any, keys: Any, values: Any, *, Tin: Any, Tout: Any) -> None:
-    _check_mutable(table, "LookupTableImport").import_(keys, values)
+    with gated_update(table):
+        _check_mutable(table, "LookupTableImport").import_(keys, values)
 
 
 import_op.no_gradient()

@@ -1,0 +1,121 @@
+"""Issue 33: a ps's MutableHashTables travel in its replica with its variables, and a
+ps restarted from the replica serves them again; state the replica does not carry (a
+MutableDenseHashTable) makes a restarted ps start empty rather than half-restored."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.base import knobs
+from tensorweave.distributed import replica, replica_store
+from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.server import Server
+from tensorweave.framework import dtypes
+from tensorweave.ops.lookup.dense_table_ops import DenseHashTableResource
+from tensorweave.ops.lookup.mutable_table_ops import MutableHashTableResource
+from tensorweave.runtime import update_gate
+from tensorweave.runtime.resource_mgr import ResourceMgr
+from tensorweave.testing.cluster import cluster_dict
+
+PS0, W0 = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
+
+
+class _Holder:
+    """A holder in this process: a ReplicaStore behind a peer's `call`."""
+
+    def __init__(self) -> None:
+        self.store, self.puts = replica_store.ReplicaStore(), []
+
+    def call(self, method, request, tensors=(), timeout=None):
+        if method == "replica_put":
+            self.puts.append(request)
+            self.store.put(request, tensors)
+            return pb.ReplicaPutResponse(), []
+        return self.store.get(request.task)
+
+
+def _table(resources, name, value_shape=(2,)):
+    res = MutableHashTableResource(name, dtypes.string, dtypes.float32, value_shape)
+    resources.lookup_or_create("", name, lambda: res)
+    update_gate.note_variable(res, resources, None, PS0)
+    return res
+
+
+def _insert(res, keys, values):
+    with update_gate.gated_update(res):  # as the LookupTableInsert kernel does
+        res.insert(np.array(keys, object), np.array(values, np.float32))
+
+
+def test_a_table_is_sent_whole_when_it_changed_and_loaded_back():
+    resources, holder = ResourceMgr(), _Holder()
+    table = _table(resources, "ids")
+    _insert(table, ["a", "b"], [[1, 2], [3, 4]])
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: holder, 0.1)
+    assert sender.send_once()
+    (entry,) = holder.puts[-1].entry
+    assert entry.table_key_dtype == "string" and list(entry.table_value_shape) == [2]
+    assert sender.send_once() and len(holder.puts) == 1  # unchanged: nothing sent
+    _insert(table, ["c"], [[5, 6]])
+    assert sender.send_once() and len(holder.puts) == 2
+    resp, tensors = holder.store.get(PS0)
+    restored = ResourceMgr()
+    assert replica_store.load(restored, resp.entry, tensors) == (0, 1)
+    got = restored.lookup("", "ids")
+    assert type(got) is MutableHashTableResource and got.size() == 3
+    np.testing.assert_array_equal(
+        got.find(np.array([b"c", b"a", b"z"], object), np.zeros(2, np.float32)),
+        [[5, 6], [1, 2], [0, 0]])
+
+
+def test_state_a_replica_does_not_carry_makes_the_restarted_ps_start_empty():
+    resources, holder = ResourceMgr(), _Holder()
+    dense = DenseHashTableResource("dense", dtypes.int64, dtypes.float32, (),
+                                   np.array(-1), np.array(-2), 8, 0.8)
+    resources.lookup_or_create("", "dense", lambda: dense)
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: holder, 0.1)
+    assert sender.send_once()
+    assert list(holder.puts[-1].uncovered) == ["MutableDenseHashTable dense"]
+    restarted = ResourceMgr()
+    level, message = replica_store.restore(PS0, restarted, W0, lambda t: holder, 1.0)
+    assert level == logging.WARNING and "does not carry MutableDenseHashTable dense" in message
+    assert "restores the newest checkpoint" in message
+    assert not list(restarted.resources())
+
+
+@pytest.mark.transports()
+def test_a_ps_started_again_serves_its_table_from_the_replica(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv(knobs.PS_REPLICATION.name, "1")
+    monkeypatch.setenv(knobs.PS_REPLICA_SECS.name, "0.05")
+    spec = cluster_dict(1, 1)
+    worker = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
+    ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
+    try:
+        with tf.device("/job:ps/task:0"):
+            step = tf.train.get_or_create_global_step()
+            table = tf.contrib.lookup.MutableHashTable(tf.int64, tf.float32, -1.0)
+        key = tf.placeholder(tf.int64, [1])
+        train = tf.group(tf.assign_add(step, 1), table.insert(key, tf.cast(key, tf.float32)))
+        found = table.lookup(tf.constant([0, 24, 99], tf.int64))
+        size = table.size()
+        with tf.train.MonitoredTrainingSession(master=worker.target, is_chief=True,
+                                               checkpoint_dir=str(tmp_path),
+                                               log_step_count_steps=0) as sess:
+            for i in range(25):
+                sess.run(train, {key: [i]})
+        assert ps._replica_sender is not None and ps._replica_sender.send_once()
+        ps.stop()
+        caplog.set_level(logging.INFO, logger="tensorweave")
+        ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
+        assert "and 1 tables from its replica on " + W0 in caplog.text
+        with tf.train.MonitoredTrainingSession(master=worker.target, is_chief=True,
+                                               checkpoint_dir=str(tmp_path),
+                                               log_step_count_steps=0) as sess:
+            assert sess.run(step) == 25
+            np.testing.assert_array_equal(sess.run(found), [0.0, 24.0, -1.0])
+            assert sess.run(size) == 25
+    finally:
+        ps.stop()
+        worker.stop()
