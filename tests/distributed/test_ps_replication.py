@@ -23,6 +23,7 @@ from tensorweave.framework import errors
 from tensorweave.runtime import update_gate
 from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
 from tensorweave.testing.cluster import cluster_dict
+from replication_helpers import ReplicatingCluster
 
 PS0, PS1 = "/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"
 W0 = "/job:worker/replica:0/task:0"
@@ -160,30 +161,24 @@ def _model(spec):
     return step, w, train
 
 
+@pytest.mark.cluster
 @pytest.mark.transports()
 def test_a_ps_started_again_carries_on_from_its_replica(tmp_path, monkeypatch, caplog):
-    monkeypatch.setenv(knobs.PS_REPLICATION.name, "1")
-    monkeypatch.setenv(knobs.PS_REPLICA_SECS.name, "0.05")
-    spec = cluster_dict(1, 1)
-    worker = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
-    ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
-    try:
-        step, w, train = _model(spec)
+    with ReplicatingCluster(monkeypatch) as c:
+        step, w, train = _model(c.spec)
         hooks = [tf.train.StopAtStepHook(last_step=10_000)]
         with tf.train.MonitoredTrainingSession(
-                master=worker.target, is_chief=True, checkpoint_dir=str(tmp_path),
+                master=c.worker.target, is_chief=True, checkpoint_dir=str(tmp_path),
                 hooks=hooks, save_checkpoint_secs=600, log_step_count_steps=0) as sess:
             for _ in range(25):
                 sess.run(train)
-        assert ps._replica_sender is not None and ps._replica_sender.holder == W0
-        assert ps._replica_sender.send_once()  # the holder has step 25 now
-        ps.stop()
+        assert c.ps._replica_sender is not None and c.ps._replica_sender.holder == W0
         caplog.set_level(logging.INFO, logger="tensorweave")
-        ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
+        ps = c.restart_ps()  # the holder had step 25 when the ps stopped
         assert any("loaded 2 variables from its replica on " + W0 in r.getMessage()
                    for r in caplog.records), caplog.text
         with tf.train.MonitoredTrainingSession(
-                master=worker.target, is_chief=True, checkpoint_dir=str(tmp_path),
+                master=c.worker.target, is_chief=True, checkpoint_dir=str(tmp_path),
                 hooks=hooks, save_checkpoint_secs=600, log_step_count_steps=0) as sess:
             assert sess.run(step) == 25  # not the checkpoint's step 0
             np.testing.assert_array_equal(sess.run(w), [25.0] * 3)
@@ -192,9 +187,6 @@ def test_a_ps_started_again_carries_on_from_its_replica(tmp_path, monkeypatch, c
         assert any("live on the ps tasks" in r.getMessage() for r in caplog.records)
         status, _ = ps.peer(ps.task).call("get_status", pb.GetStatusRequest())
         assert status.replica_holder == W0
-    finally:
-        ps.stop()
-        worker.stop()
 
 
 @pytest.mark.transports()

@@ -9,16 +9,14 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.base import knobs
 from tensorweave.distributed import replica, replica_store
 from tensorweave.distributed.protocol import service_pb2 as pb
-from tensorweave.distributed.server import Server
 from tensorweave.framework import dtypes
 from tensorweave.ops.lookup.dense_table_ops import DenseHashTableResource
 from tensorweave.ops.lookup.mutable_table_ops import MutableHashTableResource
 from tensorweave.runtime import update_gate
 from tensorweave.runtime.resource_mgr import ResourceMgr
-from tensorweave.testing.cluster import cluster_dict
+from replication_helpers import ReplicatingCluster
 
 PS0, W0 = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
 
@@ -85,14 +83,10 @@ def test_state_a_replica_does_not_carry_makes_the_restarted_ps_start_empty():
     assert not list(restarted.resources())
 
 
+@pytest.mark.cluster
 @pytest.mark.transports()
 def test_a_ps_started_again_serves_its_table_from_the_replica(tmp_path, monkeypatch, caplog):
-    monkeypatch.setenv(knobs.PS_REPLICATION.name, "1")
-    monkeypatch.setenv(knobs.PS_REPLICA_SECS.name, "0.05")
-    spec = cluster_dict(1, 1)
-    worker = Server(spec, job_name="worker", task_index=0, exit_when_done=False)
-    ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
-    try:
+    with ReplicatingCluster(monkeypatch) as c:
         with tf.device("/job:ps/task:0"):
             step = tf.train.get_or_create_global_step()
             table = tf.contrib.lookup.MutableHashTable(tf.int64, tf.float32, -1.0)
@@ -100,22 +94,17 @@ def test_a_ps_started_again_serves_its_table_from_the_replica(tmp_path, monkeypa
         train = tf.group(tf.assign_add(step, 1), table.insert(key, tf.cast(key, tf.float32)))
         found = table.lookup(tf.constant([0, 24, 99], tf.int64))
         size = table.size()
-        with tf.train.MonitoredTrainingSession(master=worker.target, is_chief=True,
+        with tf.train.MonitoredTrainingSession(master=c.worker.target, is_chief=True,
                                                checkpoint_dir=str(tmp_path),
                                                log_step_count_steps=0) as sess:
             for i in range(25):
                 sess.run(train, {key: [i]})
-        assert ps._replica_sender is not None and ps._replica_sender.send_once()
-        ps.stop()
         caplog.set_level(logging.INFO, logger="tensorweave")
-        ps = Server(spec, job_name="ps", task_index=0, exit_when_done=False)
+        c.restart_ps()
         assert "and 1 tables from its replica on " + W0 in caplog.text
-        with tf.train.MonitoredTrainingSession(master=worker.target, is_chief=True,
+        with tf.train.MonitoredTrainingSession(master=c.worker.target, is_chief=True,
                                                checkpoint_dir=str(tmp_path),
                                                log_step_count_steps=0) as sess:
             assert sess.run(step) == 25
             np.testing.assert_array_equal(sess.run(found), [0.0, 24.0, -1.0])
             assert sess.run(size) == 25
-    finally:
-        ps.stop()
-        worker.stop()
