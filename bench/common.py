@@ -97,3 +97,14 @@ def free_ports(n: int) -> list[int]:
         sys.modules["_tw_topology"] = module  # dataclasses look their module up there
         spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module.free_ports(n)
+
+
+def chosen(name: str, only: str) -> bool:
+    """Whether a setting called `name` runs under `--only ONLY`: every word of ONLY is a
+    word of the name ("sync" picks the sync setting, not the async ones; "" picks all).
+
+    Example:
+        >>> chosen("seed mlp512 2w sync", "sync"), chosen("wide & deep async", "sync")
+        (True, False)
+    """
+    return set(only.split()) <= set(name.split())

@@ -47,7 +47,7 @@ import threading
 import time
 from typing import IO, Any
 
-from bench.common import ROOT
+from bench.common import ROOT, chosen
 
 # (name, ps, workers, program and its flags besides steps, checkpoints and logging)
 SETTINGS: list[tuple[str, int, int, list[str]]] = [
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--backoff", type=float, default=1.0,
                         help="--restart-backoff of the launch (default 1, its default)")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--only", default="", help="run the settings whose name contains this")
+    parser.add_argument("--only", default="", help="run the settings whose name has these words")
     parser.add_argument("--replication", choices=("off", "on", "both"), default="both",
                         help="TENSORWEAVE_PS_REPLICATION for the job (default: both, in turn)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {}
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.replication]
     for name, ps, workers, program in SETTINGS:
-        if args.only not in name:
+        if not chosen(name, args.only):
             continue
         for on in modes:
             results[f"{name}, replication {'on' if on else 'off'}"] = [

@@ -21,6 +21,7 @@ import os
 import sys
 from typing import Any, Callable
 
+from bench.common import chosen
 from bench import trainer, wide_deep
 
 # (name, the job, TENSORWEAVE_PS_REPLICA_SECS when on)
@@ -59,13 +60,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--only", default="", help="run the settings whose name contains this")
+    parser.add_argument("--only", default="", help="run the settings whose name has these words")
     args = parser.parse_args(argv)
     print(f"ps state replication, {args.steps} global steps, best of {args.rounds} each",
           flush=True)
     results: dict[str, Any] = {}
     for name, job, secs in SETTINGS:
-        if args.only not in name:
+        if not chosen(name, args.only):
             continue
         runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
         for _ in range(args.rounds):

@@ -27,7 +27,7 @@ import sys
 import tempfile
 from typing import Any
 
-from bench.common import ROOT, tensorflow_python
+from bench.common import ROOT, tensorflow_python, chosen
 
 WORKER_TIMEOUT_S = 600
 MLP, DEEP = "examples/trainer.py", "bench/deep_trainer.py"
@@ -76,14 +76,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--only", default="", help="run the settings whose name contains this")
+    parser.add_argument("--only", default="", help="run the settings whose name has these words")
     args = parser.parse_args(argv)
     tf_python = tensorflow_python()
     results: dict[str, Any] = {}
     print(f"seed-style trainers, 1 ps, batch 128, Adagrad, {args.steps} global steps, "
           f"best of {args.rounds}", flush=True)
     for name, script, workers, sync, extra in SETTINGS:
-        if args.only not in name:
+        if not chosen(name, args.only):
             continue
         steps = args.steps
         # Rounds alternate between the frameworks, so a change in the machine's load

@@ -35,7 +35,7 @@ import statistics
 import sys
 from typing import Any
 
-from bench.common import tensorflow_python
+from bench.common import tensorflow_python, chosen
 from bench.wide_deep_cpu import TASKS, sample, start_job, window
 
 WORKER_TIMEOUT_S = 600
@@ -89,14 +89,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--only", default="", help="run the settings whose name contains this")
+    parser.add_argument("--only", default="", help="run the settings whose name has these words")
     args = parser.parse_args(argv)
     tf_python = tensorflow_python()
     results: dict[str, Any] = {}
     print(f"wide & deep (examples/wide_deep.py), 2 ps + 2 workers, batch 256, "
           f"{args.steps} global steps, best of {args.rounds}", flush=True)
     for name, sync in SETTINGS:
-        if args.only not in name:
+        if not chosen(name, args.only):
             continue
         # Rounds alternate (ours, then TF's, ...): this machine's speed drifts by tens
         # of percent over minutes, and a pair run back to back shares its phase.
