@@ -186,12 +186,14 @@ class ReplicaSender:
             self._thread.start()
         return self
 
-    def after_step(self) -> None:
+    def after_step(self, updated: bool = True) -> None:
         """With interval 0: called when a step's part on the task ended, before the step
-        is reported done, so a completed step is in the replica. A holder that has not
-        taken the put within STEP_WAIT_S fails no step: steps stop waiting for it and a
-        thread catches it up (the log says so, and when it is current again)."""
-        if self._job_done.is_set():
+        is reported done, so a completed step is in the replica. A part that `updated`
+        nothing here (a sync worker's gradient push, a read) has nothing to wait for. A
+        holder that has not taken the put within STEP_WAIT_S fails no step: steps stop
+        waiting for it and a thread catches it up (the log says so, and when it is
+        current again)."""
+        if self._job_done.is_set() or not updated:
             return
         deadline = time.monotonic() + STEP_WAIT_S
         # The whole wait is bounded, the turn behind another step's put included (steps

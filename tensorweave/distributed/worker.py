@@ -89,7 +89,9 @@ class WorkerService:
         # ps, where its own goes and how old the holder's copy is.
         self.replicas = ReplicaStore()
         self.replica_status: Callable[[], tuple[str, float]] | None = None
-        self.after_step: Callable[[], None] | None = None  # synchronous replication
+        # Synchronous replication (distributed/replica.py): `after_step(updated)` ends
+        # each part, `updated` whether it changed a variable or table of this task.
+        self.after_step: Callable[[bool], None] | None = None
         # Cleared while a starting ps loads its replica: it already serves (its buddy ps
         # may be asking it for its own), but runs no graph that could initialize or
         # restore over the state it is loading.
@@ -184,6 +186,7 @@ class WorkerService:
                          stats=StepStatsCollector() if req.record_timeline else None)
         with self._lock:
             self._active_steps[req.step_id] = step
+        updated = False
         try:
             values = reg.executor.run(list(tensors), step)
             step.flush()  # a part without Recvs holds its Sends until here
@@ -191,11 +194,12 @@ class WorkerService:
             self.rendezvous.abort_step(req.step_id, e)
             raise
         finally:
+            updated = bool(step.held_gates)  # it held this task's update gate (until end)
             step.end()
             with self._lock:
                 self._active_steps.pop(req.step_id, None)
         if self.after_step is not None:
-            self.after_step()
+            self.after_step(updated)
         return self._run_graph_response(req, reg, step), [
             np.asarray(v) if not isinstance(v, np.ndarray) else v for v in values]
 

@@ -321,3 +321,25 @@ def test_steps_ending_together_on_a_frozen_holder_each_wait_at_most_step_wait(mo
     finally:
         peer.thawed.set()
         sender.stop()
+
+
+def test_a_part_that_updated_nothing_here_does_not_wait_for_the_holder(monkeypatch):
+    """A sync worker's gradient push changes no variable of the ps: its part ends at once,
+    even while the holder takes no put (only parts that updated the task wait)."""
+    monkeypatch.setattr(replica, "STEP_WAIT_S", 0.3)
+    resources, store = ResourceMgr(), replica_store.ReplicaStore()
+    peer = _Frozen(store)
+    v = _variable(resources, "v", np.zeros(3))
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.0)
+    try:
+        sender.after_step()
+        peer.thawed.clear()
+        _update(v, lambda x: x.__iadd__(1.0))
+        t0 = time.monotonic()
+        sender.after_step(updated=False)
+        assert time.monotonic() - t0 < 0.1 and peer.waited == []
+        sender.after_step(updated=True)  # this one waits (and then falls behind)
+        assert peer.waited and 0.2 <= peer.waited[0] <= 0.3
+    finally:
+        peer.thawed.set()
+        sender.stop()
