@@ -65,6 +65,8 @@ log = logging.getLogger("tensorweave.replica")
 # A variable with at least this many rows is sent as its changed rows, when fewer than
 # half of them changed; smaller ones are sent whole when they changed at all.
 _ROWS_MIN = 64
+# A variable found mostly changed is sent whole this many puts without comparing.
+_DENSE_RECHECK = 7
 # How long a copy may wait for updating steps to finish their part on the task; a task
 # that busy is copied at the next interval instead.
 _PAUSE_S = 0.5
@@ -169,6 +171,7 @@ class ReplicaSender:
         self._acked: dict[Key, Any] | None = None  # what the holder has (tables: tuples)
         self._uncovered: list[str] = []  # state on the task no replica carries
         self._sent_uncovered: list[str] = []
+        self._dense: dict[Key, int] = {}  # puts left to send a dense-updated one unchecked
         self._seq = 0
         self._acked_copy_at: float | None = None  # when the copy it has was taken
         self._stop = threading.Event()
@@ -321,15 +324,18 @@ class ReplicaSender:
                     tensors += list(value)
                 continue
             if before is not None and before.shape == value.shape \
-                    and before.dtype == value.dtype:
+                    and before.dtype == value.dtype and not self._dense_skip(key):
                 changed = _changed_rows(before, value)
-                if changed is not None:
+                if changed is _WHOLE:  # a dense update: whole, and unchecked a few times
+                    self._dense[key] = _DENSE_RECHECK
+                elif changed is not None:
+                    self._dense.pop(key, None)
                     if not len(changed):
                         continue
                     req.entry.append(_entry(key, res, rows=True))
                     tensors += [changed, value[changed]]
                     continue
-                if np.array_equal(before, value):
+                elif np.array_equal(before, value):
                     continue
             req.entry.append(_entry(key, res, rows=False))
             tensors.append(value)
@@ -342,6 +348,16 @@ class ReplicaSender:
         self._seq += 1
         return req, tensors
 
+    def _dense_skip(self, key: Key) -> bool:
+        """Whether to send `key` whole without comparing: its last compares found most
+        rows changed (a dense layer's update, every step); every `_DENSE_RECHECK`th put
+        compares again, so one that stops changing stops being sent."""
+        left = self._dense.get(key, 0)
+        if left <= 0:
+            return False
+        self._dense[key] = left - 1
+        return True
+
     def _report_failure(self, e: errors.OpError) -> None:
         now = time.monotonic()
         if self._failing_since is None:
@@ -352,14 +368,17 @@ class ReplicaSender:
                         f"every {self.interval:g}s" if self.interval else "with back-off")
 
 
+_WHOLE = np.empty(0, np.int64)  # `_changed_rows`: most rows changed, send it whole
+
+
 def _changed_rows(before: np.ndarray, value: np.ndarray) -> np.ndarray | None:
-    """Indices of the rows of a large variable that changed, or None to send it whole
-    (small, or more than half of its rows changed)."""
+    """Indices of the rows of a large variable that changed; `_WHOLE` when more than half
+    did (it is sent whole, no further compare needed); None for a small one."""
     if value.ndim == 0 or value.shape[0] < _ROWS_MIN:
         return None
     diff = (before != value).reshape(value.shape[0], -1).any(axis=1)
     rows = np.flatnonzero(diff)
-    return rows if len(rows) <= value.shape[0] // 2 else None
+    return rows if len(rows) <= value.shape[0] // 2 else _WHOLE
 
 
 def enabled() -> bool:

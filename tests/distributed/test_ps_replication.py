@@ -343,3 +343,25 @@ def test_a_part_that_updated_nothing_here_does_not_wait_for_the_holder(monkeypat
     finally:
         peer.thawed.set()
         sender.stop()
+
+
+def test_a_densely_updated_variable_is_sent_whole_unchecked_then_rechecked():
+    """A dense layer changes every row each step: after a compare finds that, it is sent
+    whole without comparing for a few puts; the next compare notices it stopped changing."""
+    resources, store = ResourceMgr(), replica_store.ReplicaStore()
+    peer = _Direct(store)
+    dense = _variable(resources, "dense", np.zeros((100, 4)))
+    other = _variable(resources, "other", np.zeros(3))
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
+    sender.send_once()
+
+    def put_names():
+        return [(e.name, e.rows) for e in peer.puts[-1][0].entry]
+    _update(dense, lambda v: v.__iadd__(1.0))
+    assert sender.send_once() and put_names() == [("dense", False)]  # compared: all rows
+    for _ in range(replica._DENSE_RECHECK):  # unchecked: sent whole while it is skipped
+        _update(other, lambda v: v.__iadd__(1.0))
+        assert sender.send_once() and ("dense", False) in put_names()
+    _update(other, lambda v: v.__iadd__(1.0))
+    assert sender.send_once() and put_names() == [("other", False)]  # rechecked: unchanged
+    np.testing.assert_array_equal(store.get(PS0)[1][0], dense.value)
