@@ -108,10 +108,13 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
     runs in this thread, through `local_worker` itself. The first failure starts
     `abort(parts, step_id, error)` once (on its own thread), so parts blocked on its
     tensors wake up; the first real error is raised. Returns {fetch name: value}."""
-    step = _Step(parts, feed_values, step_id, timeout_ms, abort, options, metadata,
-                 metadata_lock or threading.Lock())
     local = next((p for p in parts if p.task == here), None)
     remote = [p for p in parts if p is not local]
+    if local is not None and not remote:  # one part, here: no calls, no answers to await
+        return _run_alone(local, feed_values, step_id, timeout_ms, local_worker, options,
+                          metadata, metadata_lock)
+    step = _Step(parts, feed_values, step_id, timeout_ms, abort, options, metadata,
+                 metadata_lock or threading.Lock())
     if remote:  # health checks are for other tasks (a step on this task alone has none)
         step.watch = StepWatch(step_id, remote, step.finished_silent)
     try:
@@ -124,6 +127,31 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
     finally:
         if step.watch is not None:
             step.watch.stop()  # however the step ended: no more health checks
+
+
+def _run_alone(local: Part, feed_values: dict[str, Any], step_id: int, timeout_ms: int,
+               local_worker: Any, options: Any, metadata: Any, metadata_lock: Any
+               ) -> dict[str, Any]:
+    """A step whose only part is this task's: run in this thread (a queue runner's
+    enqueue, a local read). Its failure names the task, as every part's does; the worker
+    has aborted the step's rendezvous itself, and there is no other part to abort."""
+    req = _request(local, step_id, timeout_ms, options)
+    try:
+        resp, outs = local_worker.run_graph(req, [feed_values[n] for n in local.feeds])
+    except BaseException as e:
+        raise with_task(e, local.task) from e.__cause__
+    if metadata is not None:
+        with metadata_lock or threading.Lock():
+            metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
+            metadata.partition_graphs.extend(resp.partition_graph)
+    return dict(zip(local.fetches, outs))
+
+
+def _request(p: Part, step_id: int, timeout_ms: int, options: Any) -> pb.RunGraphRequest:
+    return pb.RunGraphRequest(
+        graph_handle=p.handle, step_id=step_id, timeout_ms=max(timeout_ms, 0),
+        record_timeline=options is not None and options.trace_level > 0,  # above NO_TRACE
+        record_partition_graph=options is not None and options.output_partition_graphs)
 
 
 def _run_local(step: "_Step", local: Part, remote: list[Part], feed_values: dict[str, Any],
@@ -170,8 +198,7 @@ class _Step:
         # A step with a deadline never waits without bound for a part whose RunGraph (or
         # its answer) was lost; one without waits as long as its ops do (as TF).
         self.call_timeout = timeout_ms / 1000 + RUN_GRAPH_GRACE_S if timeout_ms > 0 else None
-        self.trace = options is not None and options.trace_level > 0  # above NO_TRACE
-        self.graphs = options is not None and options.output_partition_graphs
+        self.options = options
         self.abort, self.metadata, self.lock = abort, metadata, metadata_lock
         self.deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
         self.results: queue.SimpleQueue = queue.SimpleQueue()
@@ -181,9 +208,7 @@ class _Step:
         self.watch: StepWatch | None = None
 
     def request(self, p: Part) -> pb.RunGraphRequest:
-        return pb.RunGraphRequest(graph_handle=p.handle, step_id=self.step_id,
-                                  timeout_ms=self.timeout_ms, record_timeline=self.trace,
-                                  record_partition_graph=self.graphs)
+        return _request(p, self.step_id, self.timeout_ms, self.options)
 
     def finished(self, p: Part, resp: Any, outs: Any, err: BaseException | None) -> None:
         """`p`'s outcome; only its first counts (a late answer after the health checks

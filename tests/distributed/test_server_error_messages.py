@@ -102,3 +102,26 @@ def test_broadcast_mismatch_in_a_distributed_step(inprocess_cluster, graph):
             sess.run(z, {x: np.ones((2, 3))})
     assert info.value.message.startswith("Incompatible shapes: [2,3] vs. [4]")
     assert "[[node sum (op AddV2) on device /job:ps" in info.value.message
+
+
+def test_a_failing_step_names_its_task_alone_or_with_other_parts(inprocess_cluster, graph):
+    """A part's error says which task it ran on: a step whose only part is the
+    master's own task (run in the master's thread, no calls), and a step whose
+    failing part is on the ps while another part runs on the worker."""
+    spec, _ = inprocess_cluster
+    with tf.device("/job:worker/task:0"):
+        here = tf.debugging.check_numerics(tf.placeholder(tf.float32, [2]), "here bad")
+    with tf.device("/job:ps/task:0"):
+        there = tf.debugging.check_numerics(tf.placeholder(tf.float32, [2]), "there bad")
+    with tf.device("/job:worker/task:0"):
+        both = tf.identity(there) + 1.0
+    inf = np.array([np.inf, 1.0], np.float32)
+    with tf.Session(f"grpc://{spec['worker'][0]}") as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as alone:
+            sess.run(here, {here.op.inputs[0]: inf})
+        with pytest.raises(tf.errors.InvalidArgumentError) as with_others:
+            sess.run(both, {there.op.inputs[0]: inf})
+    assert "here bad" in alone.value.message
+    assert "/job:worker/replica:0/task:0" in alone.value.message  # its node's device
+    assert "there bad" in with_others.value.message
+    assert "/job:ps/replica:0/task:0" in with_others.value.message
