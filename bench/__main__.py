@@ -2,9 +2,9 @@
 
 Names: op_overhead, session_transfer, step_breakdown, trainer, wide_deep, recovery
 (default: all);
-`transfer` (the transport alone, several chunk sizes) and `conv_speed` (conv2d, depthwise) run on
-request. Real TensorFlow columns
-appear when TENSORFLOW_PYTHON points at an interpreter that has it.
+`transfer` (the transport alone, several chunk sizes), `conv_speed` (conv2d, depthwise) and
+`run_overhead` (a one-example enqueue, local and on a grpc:// session) run on request.
+Real TensorFlow columns appear when TENSORFLOW_PYTHON points at an interpreter that has it.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 BENCHMARKS = ["op_overhead", "session_transfer", "step_breakdown", "trainer", "wide_deep",
               "recovery"]
-ON_REQUEST = ["transfer", "conv_speed"]
+ON_REQUEST = ["transfer", "conv_speed", "run_overhead"]
 
 
 def _ratio(a: float | None, b: float | None) -> str:

@@ -26,8 +26,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from tensorweave.base import knobs
-
 __all__ = ["BARE_SERVER_ARGS", "PS_STANDBY", "TRAINING_JOBS", "Task", "Topology", "free_ports"]
 
 # The jobs whose success is the job's success; ps tasks only serve them.
@@ -239,6 +237,9 @@ class Topology:
         standby = self.cluster.get(PS_STANDBY)
         if not standby:
             return {}
+        # Imported here: bench.common loads this file alone under real TF (free_ports),
+        # where the tensorweave package cannot be imported.
+        from tensorweave.base import knobs
         return {**knobs.PS_REPLICATION.setting(True),
                 **knobs.PS_STANDBY.setting(tuple(standby))}
 
