@@ -1,14 +1,35 @@
-"""A ps and a worker server in the test's process with ps state replication on, and
-a ps started again on its address (issue 33's in-process restart tests)."""
+"""Issue 33's test doubles: a holder in the test's process (`DirectHolder`), and a ps
+and a worker server with ps state replication on whose ps starts again on its address
+(`ReplicatingCluster`)."""
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tensorweave.base import knobs
+from tensorweave.distributed import replica_store
+from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.server import Server
 from tensorweave.testing.cluster import cluster_dict
+
+
+class DirectHolder:
+    """A peer whose `call` reaches a ReplicaStore's put and get in this process; `puts`
+    keeps each put (request, copies of its tensors)."""
+
+    def __init__(self, store: replica_store.ReplicaStore | None = None) -> None:
+        self.store = store if store is not None else replica_store.ReplicaStore()
+        self.puts: list[tuple[pb.ReplicaPutRequest, list[np.ndarray]]] = []
+
+    def call(self, method: str, request: Any, tensors: Any = (), timeout: Any = None
+             ) -> tuple[Any, list[np.ndarray]]:
+        if method == "replica_put":
+            self.puts.append((request, [np.array(t) for t in tensors]))
+            self.store.put(request, tensors)
+            return pb.ReplicaPutResponse(), []
+        return self.store.get(request.task)
 
 
 class ReplicatingCluster:

@@ -112,7 +112,7 @@ def run_parts(parts: list[Part], feed_values: dict[str, Any], step_id: int, time
     remote = [p for p in parts if p is not local]
     if local is not None and not remote:  # one part, here: no calls, no answers to await
         return _run_alone(local, feed_values, step_id, timeout_ms, local_worker, options,
-                          metadata, metadata_lock)
+                          metadata, metadata_lock or threading.Lock())
     step = _Step(parts, feed_values, step_id, timeout_ms, abort, options, metadata,
                  metadata_lock or threading.Lock())
     if remote:  # health checks are for other tasks (a step on this task alone has none)
@@ -141,10 +141,15 @@ def _run_alone(local: Part, feed_values: dict[str, Any], step_id: int, timeout_m
     except BaseException as e:
         raise with_task(e, local.task) from e.__cause__
     if metadata is not None:
-        with metadata_lock or threading.Lock():
-            metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
-            metadata.partition_graphs.extend(resp.partition_graph)
+        _merge_metadata(metadata, metadata_lock, resp)
     return dict(zip(local.fetches, outs))
+
+
+def _merge_metadata(metadata: Any, lock: Any, resp: pb.RunGraphResponse) -> None:
+    """A part's node stats and partition graph, into the step's RunMetadata."""
+    with lock:
+        metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
+        metadata.partition_graphs.extend(resp.partition_graph)
 
 
 def _request(p: Part, step_id: int, timeout_ms: int, options: Any) -> pb.RunGraphRequest:
@@ -220,9 +225,7 @@ class _Step:
         if self.watch is not None:
             self.watch.done(p.task)
         if err is None and self.metadata is not None:  # each task's node stats go back
-            with self.lock:
-                self.metadata.step_stats.dev_stats.extend(resp.step_stats.dev_stats)
-                self.metadata.partition_graphs.extend(resp.partition_graph)
+            _merge_metadata(self.metadata, self.lock, resp)
         if err is not None:
             err = with_task(err, p.task)
             if not self.aborted.is_set():

@@ -196,13 +196,11 @@ class ReplicaSender:
         holder that has not taken the put within STEP_WAIT_S fails no step: steps stop
         waiting for it and a thread catches it up (the log says so, and when it is
         current again)."""
-        if self._job_done.is_set() or not updated:
+        if self._job_done.is_set() or not updated or self._behind.is_set():
             return
-        deadline = time.monotonic() + STEP_WAIT_S
         # The whole wait is bounded, the turn behind another step's put included (steps
         # of several sessions end at once; one of them may be the put that hangs).
-        if self._behind.is_set():
-            return
+        deadline = time.monotonic() + STEP_WAIT_S
         if self._sending.acquire(timeout=STEP_WAIT_S):
             try:
                 if self._behind.is_set() or \

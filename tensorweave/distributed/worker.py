@@ -186,7 +186,6 @@ class WorkerService:
                          stats=StepStatsCollector() if req.record_timeline else None)
         with self._lock:
             self._active_steps[req.step_id] = step
-        updated = False
         try:
             values = reg.executor.run(list(tensors), step)
             step.flush()  # a part without Recvs holds its Sends until here

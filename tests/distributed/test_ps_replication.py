@@ -23,7 +23,7 @@ from tensorweave.framework import errors
 from tensorweave.runtime import update_gate
 from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
 from tensorweave.testing.cluster import cluster_dict
-from replication_helpers import ReplicatingCluster
+from replication_helpers import DirectHolder, ReplicatingCluster
 
 PS0, PS1 = "/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"
 W0 = "/job:worker/replica:0/task:0"
@@ -54,20 +54,6 @@ def test_the_holder_is_on_another_host_when_the_cluster_has_one():
                              PS1) == PS0
 
 
-class _Direct:
-    """A peer that calls a ReplicaStore's worker methods in this process."""
-
-    def __init__(self, store: replica_store.ReplicaStore) -> None:
-        self.store, self.puts = store, []
-
-    def call(self, method, request, tensors=(), timeout=None):
-        if method == "replica_put":
-            self.puts.append((request, [np.array(t) for t in tensors]))
-            self.store.put(request, tensors)
-            return pb.ReplicaPutResponse(), []
-        return self.store.get(request.task)
-
-
 def _variable(resources, name, value):
     res = VariableResource(name, tf.float32, tf.TensorShape(np.shape(value)))
     res.value = np.array(value, np.float32)
@@ -85,7 +71,7 @@ def _update(res, change):
 
 def test_first_put_is_whole_then_only_what_changed_then_changed_rows():
     resources, store = ResourceMgr(), replica_store.ReplicaStore()
-    peer = _Direct(store)
+    peer = DirectHolder(store)
     emb = _variable(resources, "emb", np.zeros((100, 4)))
     bias = _variable(resources, "bias", np.zeros(4))
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
@@ -113,7 +99,7 @@ def test_first_put_is_whole_then_only_what_changed_then_changed_rows():
 
 def test_the_holder_applies_rows_and_gives_back_whole_values():
     resources, store = ResourceMgr(), replica_store.ReplicaStore()
-    peer = _Direct(store)
+    peer = DirectHolder(store)
     emb = _variable(resources, "emb", np.zeros((80, 2)))
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
     sender.send_once()
@@ -131,7 +117,7 @@ def test_the_holder_applies_rows_and_gives_back_whole_values():
 
 def test_a_delta_the_holder_cannot_apply_is_refused_and_the_next_put_is_whole():
     resources, store = ResourceMgr(), replica_store.ReplicaStore()
-    peer = _Direct(store)
+    peer = DirectHolder(store)
     v = _variable(resources, "v", np.zeros(3))
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)
     sender.send_once()
@@ -240,7 +226,7 @@ def test_two_ps_starting_together_answer_each_other(monkeypatch, caplog):
             s.stop()
 
 
-class _Frozen(_Direct):
+class _Frozen(DirectHolder):
     """A holder that takes no put while frozen: the call times out, as a SIGSTOPped or
     cut-off task's does (its late answer never counts)."""
 
@@ -349,7 +335,7 @@ def test_a_densely_updated_variable_is_sent_whole_unchecked_then_rechecked():
     """A dense layer changes every row each step: after a compare finds that, it is sent
     whole without comparing for a few puts; the next compare notices it stopped changing."""
     resources, store = ResourceMgr(), replica_store.ReplicaStore()
-    peer = _Direct(store)
+    peer = DirectHolder(store)
     dense = _variable(resources, "dense", np.zeros((100, 4)))
     other = _variable(resources, "other", np.zeros(3))
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: peer, 0.1)

@@ -10,29 +10,14 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.distributed import replica, replica_store
-from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import dtypes
 from tensorweave.ops.lookup.dense_table_ops import DenseHashTableResource
 from tensorweave.ops.lookup.mutable_table_ops import MutableHashTableResource
 from tensorweave.runtime import update_gate
 from tensorweave.runtime.resource_mgr import ResourceMgr
-from replication_helpers import ReplicatingCluster
+from replication_helpers import DirectHolder, ReplicatingCluster
 
 PS0, W0 = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
-
-
-class _Holder:
-    """A holder in this process: a ReplicaStore behind a peer's `call`."""
-
-    def __init__(self) -> None:
-        self.store, self.puts = replica_store.ReplicaStore(), []
-
-    def call(self, method, request, tensors=(), timeout=None):
-        if method == "replica_put":
-            self.puts.append(request)
-            self.store.put(request, tensors)
-            return pb.ReplicaPutResponse(), []
-        return self.store.get(request.task)
 
 
 def _table(resources, name, value_shape=(2,)):
@@ -48,12 +33,12 @@ def _insert(res, keys, values):
 
 
 def test_a_table_is_sent_whole_when_it_changed_and_loaded_back():
-    resources, holder = ResourceMgr(), _Holder()
+    resources, holder = ResourceMgr(), DirectHolder()
     table = _table(resources, "ids")
     _insert(table, ["a", "b"], [[1, 2], [3, 4]])
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: holder, 0.1)
     assert sender.send_once()
-    (entry,) = holder.puts[-1].entry
+    (entry,) = holder.puts[-1][0].entry
     assert entry.table_key_dtype == "string" and list(entry.table_value_shape) == [2]
     assert sender.send_once() and len(holder.puts) == 1  # unchanged: nothing sent
     _insert(table, ["c"], [[5, 6]])
@@ -69,13 +54,13 @@ def test_a_table_is_sent_whole_when_it_changed_and_loaded_back():
 
 
 def test_state_a_replica_does_not_carry_makes_the_restarted_ps_start_empty():
-    resources, holder = ResourceMgr(), _Holder()
+    resources, holder = ResourceMgr(), DirectHolder()
     dense = DenseHashTableResource("dense", dtypes.int64, dtypes.float32, (),
                                    np.array(-1), np.array(-2), 8, 0.8)
     resources.lookup_or_create("", "dense", lambda: dense)
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: holder, 0.1)
     assert sender.send_once()
-    assert list(holder.puts[-1].uncovered) == ["MutableDenseHashTable dense"]
+    assert list(holder.puts[-1][0].uncovered) == ["MutableDenseHashTable dense"]
     restarted = ResourceMgr()
     level, message = replica_store.restore(PS0, restarted, W0, lambda t: holder, 1.0)
     assert level == logging.WARNING and "does not carry MutableDenseHashTable dense" in message
