@@ -12,10 +12,13 @@ Example:
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 
 from tensorweave.base.files import fsync_dir
+
+_log = logging.getLogger("tensorweave.train.saver")
 
 _SUFFIX = r"(\.index|\.meta|-\d{5}-of-\d{5}|\.data-\d{5}-of-\d{5})"
 
@@ -87,6 +90,8 @@ def discard_failed_save(prefix: str, before: dict[str, tuple[int, int]]) -> list
         pass   # none, or not empty (not ours to empty)
     if removed:
         fsync_dir(os.path.dirname(prefix))
+        _log.warning("The save of %s failed; removed the files it had written: %s", prefix,
+                     removed)
     return removed
 
 

@@ -1,4 +1,4 @@
-"""The checkpoint file format, its reader, and the text `checkpoint` state file.
+"""The checkpoint file format and its reader (the `checkpoint` state file: checkpoint_state.py).
 
 A checkpoint `<prefix>` (e.g. "train/model.ckpt-100") is:
 
@@ -16,6 +16,14 @@ A checkpoint `<prefix>` (e.g. "train/model.ckpt-100") is:
   the previous checkpoint as the latest. Every file is written under a temporary
   name, fsync'd and renamed (`base.files.atomic_write`); the `checkpoint`
   state file, rewritten the same way after the manifest, is the commit point.
+
+An *incremental* checkpoint (`Saver.incremental_save`, `checkpoint_delta.py`) has the
+same files; its manifest names its `parent` (the checkpoint before it, full or
+incremental, as a path relative to its own directory) and the save's `id`, and an entry
+may be a delta: `"delta": "same"` (unchanged since the parent: no bytes) or `"delta":
+{"rows": ...}` (the bytes are the changed rows, at the indices the `rows` block holds;
+`shape` stays the whole variable's). Reading resolves such an entry through the parent
+chain, so an incremental prefix reads (and restores) like a full one.
 
 Damage (a missing shard, a shard of the wrong size, a bad CRC) raises
 `tf.errors.DataLossError` naming the file and what is wrong. No pickle anywhere.
@@ -95,19 +103,37 @@ def _decode(buf: bytes, dtype: _dt.DType, shape: list[int], path: str, name: str
     return arr.astype(npd.newbyteorder("="), copy=True)  # native order, writable
 
 
-def write_shard(path: str, tensors: list[tuple[str, np.ndarray, _dt.DType, dict | None]]
-                ) -> str:
-    """Writes one shard file: (name, value, dtype, slice-info-or-None) per tensor."""
+def write_shard(path: str, tensors: list[tuple], lineage: dict | None = None) -> str:
+    """Writes one shard file: (name, value, dtype, slice-info-or-None[, delta]) per tensor.
+
+    `delta` (incremental checkpoints only): "same" (nothing is written) or the int64
+    indices of the rows to write; absent or None: the whole value. `lineage` (the save's
+    id and parent) goes into the shard's index, for `write_manifest`.
+    """
     chunks, entries, offset = [MAGIC], {}, len(MAGIC)
-    for name, value, dtype, slice_info in tensors:
+    for name, value, dtype, slice_info, *delta in tensors:
+        rows = delta[0] if delta else None
+        entry: dict[str, Any] = {"dtype": dtype.name, "shape": list(np.shape(value))}
+        if isinstance(rows, str):
+            entries[name] = {**entry, "delta": rows, **({"slice": slice_info} if slice_info
+                                                        else {})}
+            continue
+        if rows is not None:
+            index = _encode(np.asarray(rows, np.int64), _dt.int64)
+            entry["delta"] = {"rows": {"count": len(rows), "offset": offset,
+                                       "length": len(index), "crc32": zlib.crc32(index)}}
+            chunks.append(index)
+            offset += len(index)
+            value = value[rows]
         data = _encode(value, dtype)
-        entries[name] = {"dtype": dtype.name, "shape": list(np.shape(value)), "offset": offset,
-                         "length": len(data), "crc32": zlib.crc32(data)}
+        entries[name] = {**entry, "offset": offset, "length": len(data),
+                         "crc32": zlib.crc32(data)}
         if slice_info:
             entries[name]["slice"] = slice_info
         chunks.append(data)
         offset += len(data)
-    index = json.dumps({"format": FORMAT, "version": 1, "tensors": entries}).encode()
+    index = json.dumps({"format": FORMAT, "version": 1, "tensors": entries,
+                        **({"lineage": lineage} if lineage else {})}).encode()
     chunks += [index, _TRAILER.pack(len(index), zlib.crc32(index), END)]
     atomic_write(path, chunks)
     return path
@@ -115,6 +141,10 @@ def write_shard(path: str, tensors: list[tuple[str, np.ndarray, _dt.DType, dict 
 
 def read_shard_index(path: str) -> dict[str, Any]:
     """The tensor entries of one shard file, checking its framing and index CRC."""
+    return _read_index(path)["tensors"]
+
+
+def _read_index(path: str) -> dict[str, Any]:
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
@@ -132,23 +162,30 @@ def read_shard_index(path: str) -> dict[str, Any]:
                                    ) from None
     if zlib.crc32(raw) != crc:
         raise _data_loss(path, "index checksum mismatch")
-    return json.loads(raw)["tensors"]
+    return json.loads(raw)
 
 
 def write_manifest(prefix: str, shard_paths: list[str]) -> str:
     """Merges the shards' indexes into `<prefix>.index`; called last, by the chief."""
     shards: list[dict[str, Any]] = []
     tensors: dict[str, Any] = {}
+    lineage: dict[str, Any] = {}
     for i, p in enumerate(shard_paths):
-        for name, e in read_shard_index(p).items():
+        index = _read_index(p)
+        lineage = index.get("lineage") or lineage
+        for name, e in index["tensors"].items():
             if name in tensors:
                 raise errors.InvalidArgumentError(
                     None, None, f"Tensor {name!r} is saved by two shards ({p} and "
                     f"{shards[tensors[name]['shard']]['file']}); saved names must be unique.")
             tensors[name] = {**e, "shard": i}
         shards.append({"file": os.path.basename(p), "size": os.path.getsize(p)})
+    if lineage.get("parent"):   # relative to this checkpoint, so the directory can move
+        lineage = {**lineage, "parent": os.path.relpath(lineage["parent"],
+                                                        os.path.dirname(prefix) or ".")}
     body = json.dumps({"format": FORMAT, "version": 1, "time": time.time(), "shards": shards,
-                       "tensors": tensors}, indent=1).encode()
+                       "tensors": tensors, **({"lineage": lineage} if lineage else {})},
+                      indent=1).encode()
     atomic_write(manifest_path(prefix), [body])
     return prefix
 
@@ -184,9 +221,11 @@ class CheckpointReader:
             self._shards = [os.path.join(os.path.dirname(prefix), s["file"]) for s in m["shards"]]
             self._sizes = [int(s["size"]) for s in m["shards"]]
             self._entries: dict[str, dict] = m["tensors"]
+            self.lineage: dict[str, Any] = m.get("lineage") or {}
         except (ValueError, KeyError, TypeError) as e:
             raise _data_loss(path, f"unreadable manifest ({e})") from None
         self._checked: set[int] = set()
+        self._parent: CheckpointReader | None = None
 
     # ---- per-name API (TF's CheckpointReader) ---------------------------------------
     def debug_string(self) -> bytes:
@@ -256,10 +295,20 @@ class CheckpointReader:
         return out
 
     # ---- integrity --------------------------------------------------------------------
-    def verify(self) -> None:
-        """Reads every tensor, checking sizes and CRCs; raises DataLossError if damaged."""
-        for name in self._entries:
-            self._read(name)
+    def verify(self, chain: bool = True) -> None:
+        """Reads every tensor's bytes, checking sizes and CRCs (of an incremental
+        checkpoint, also its parents' unless `chain` is False); raises DataLossError
+        if damaged."""
+        for name, e in self._entries.items():
+            delta = e.get("delta")
+            if delta is None:
+                self._bytes(name, e, e, e["shape"])
+            elif delta != "same":
+                rows = delta["rows"]["count"]
+                self._bytes(name, e, delta["rows"], [rows], _dt.int64)
+                self._bytes(name, e, e, [rows] + list(e["shape"][1:]))
+        if chain and self.lineage.get("parent"):
+            self.parent().verify()
 
     def _check_shard(self, i: int) -> str:
         path = self._shards[i]
@@ -277,13 +326,47 @@ class CheckpointReader:
 
     def _read(self, name: str) -> np.ndarray:
         e = self._entries[name]
+        delta = e.get("delta")
+        if delta is None:
+            return self._bytes(name, e, e, e["shape"])
+        value = self.parent()._read(name)   # an incremental checkpoint: via its parent
+        if delta != "same":
+            rows = self._bytes(name, e, delta["rows"], [delta["rows"]["count"]], _dt.int64)
+            value[rows] = self._bytes(name, e, e, [len(rows)] + list(e["shape"][1:]))
+        return value
+
+    def _bytes(self, name: str, e: dict, at: dict, shape: list[int],
+               dtype: _dt.DType | None = None) -> np.ndarray:
         path = self._check_shard(int(e["shard"]))
         with open(path, "rb") as f:
-            f.seek(int(e["offset"]))
-            buf = f.read(int(e["length"]))
-        if len(buf) != e["length"] or zlib.crc32(buf) != e["crc32"]:
+            f.seek(int(at["offset"]))
+            buf = f.read(int(at["length"]))
+        if len(buf) != at["length"] or zlib.crc32(buf) != at["crc32"]:
             raise _data_loss(path, f"checksum mismatch in tensor {name!r}")
-        return _decode(buf, _dt.as_dtype(e["dtype"]), e["shape"], path, name)
+        return _decode(buf, dtype or _dt.as_dtype(e["dtype"]), shape, path, name)
+
+    def parent(self) -> CheckpointReader:
+        """The reader of the checkpoint this incremental one was saved on top of.
+
+        Raises:
+            DataLossError: if this checkpoint is not incremental, or its parent is gone.
+        """
+        if self._parent is None:
+            rel = self.lineage.get("parent")
+            if not rel:
+                raise _data_loss(manifest_path(self.prefix), "an entry is a delta but the "
+                                 "manifest names no parent checkpoint")
+            parent = os.path.normpath(os.path.join(os.path.dirname(self.prefix), rel))
+            if not os.path.exists(manifest_path(parent)):
+                raise _data_loss(manifest_path(self.prefix), f"it is incremental and the "
+                                 f"checkpoint it builds on, {parent}, is gone")
+            reader = open_reader(parent)
+            if not isinstance(reader, CheckpointReader):
+                raise _data_loss(manifest_path(self.prefix), f"it is incremental and "
+                                 f"{parent}, the checkpoint it builds on, is no longer in "
+                                 "tensorweave's format (overwritten?)")
+            self._parent = reader
+        return self._parent
 
     def files(self) -> list[str]:
         """Every file of this checkpoint (shards, then the manifest)."""
@@ -348,54 +431,3 @@ def delete_checkpoint(prefix: str) -> None:
         os.rmdir(prefix + "_temp")   # a TF-format sharded save's, if one was killed
     except OSError:
         pass
-
-
-# ==== the `checkpoint` state file (TF's text format) ==============================
-class CheckpointState:
-    """Which checkpoints a directory holds: the newest one and every kept one (oldest first).
-
-    Example:
-        >>> tf.train.get_checkpoint_state("/tmp/train").model_checkpoint_path
-        '/tmp/train/model.ckpt-100'
-    """
-
-    def __init__(self, model_checkpoint_path: str = "",
-                 all_model_checkpoint_paths: list[str] | None = None,
-                 all_model_checkpoint_timestamps: list[float] | None = None,
-                 last_preserved_timestamp: float = 0.0) -> None:
-        self.model_checkpoint_path = model_checkpoint_path
-        self.all_model_checkpoint_paths = list(all_model_checkpoint_paths or [])
-        self.all_model_checkpoint_timestamps = list(all_model_checkpoint_timestamps or [])
-        self.last_preserved_timestamp = last_preserved_timestamp
-
-    def to_text(self) -> str:
-        lines = [f"model_checkpoint_path: {json.dumps(self.model_checkpoint_path)}"]
-        lines += [f"all_model_checkpoint_paths: {json.dumps(p)}"
-                  for p in self.all_model_checkpoint_paths]
-        lines += [f"all_model_checkpoint_timestamps: {t!r}"
-                  for t in self.all_model_checkpoint_timestamps]
-        lines.append(f"last_preserved_timestamp: {self.last_preserved_timestamp!r}")
-        return "\n".join(lines) + "\n"
-
-    @classmethod
-    def from_text(cls, text: str, path: str = "checkpoint") -> CheckpointState:
-        st = cls()
-        for ln, line in enumerate(text.splitlines(), 1):
-            line = line.strip()
-            if not line:
-                continue
-            key, _, val = line.partition(":")
-            val = val.strip()
-            try:
-                if key == "model_checkpoint_path":
-                    st.model_checkpoint_path = json.loads(val)
-                elif key == "all_model_checkpoint_paths":
-                    st.all_model_checkpoint_paths.append(json.loads(val))
-                elif key == "all_model_checkpoint_timestamps":
-                    st.all_model_checkpoint_timestamps.append(float(val))
-                elif key == "last_preserved_timestamp":
-                    st.last_preserved_timestamp = float(val)
-            except ValueError:
-                raise errors.DataLossError(None, None, f"{path}:{ln}: cannot parse {line!r} "
-                                           "in the checkpoint state file") from None
-        return st

@@ -29,7 +29,7 @@ from tensorweave.train.input import (
 from tensorweave.train.queue_runner import (
     QueueRunner as QueueRunner, add_queue_runner as add_queue_runner,
     start_queue_runners as start_queue_runners)
-from tensorweave.framework.checkpoint_format import CheckpointState as CheckpointState
+from tensorweave.framework.checkpoint_state import CheckpointState as CheckpointState
 from tensorweave.state.partitioned_variables import SaveSliceInfo as SaveSliceInfo
 from tensorweave.train.checkpoint_management import (
     NewCheckpointReader as NewCheckpointReader, checkpoint_exists as checkpoint_exists,

@@ -21,8 +21,8 @@ from tensorweave.base.files import atomic_write
 from tensorweave.framework import checkpoint_files as _files
 from tensorweave.framework import checkpoint_format as _io
 from tensorweave.framework import errors
-from tensorweave.framework.checkpoint_format import (CheckpointState,
-                                                     open_reader)
+from tensorweave.framework.checkpoint_format import open_reader
+from tensorweave.framework.checkpoint_state import CheckpointState
 
 _log = logging.getLogger("tensorweave.train.checkpoint_management")
 
@@ -303,7 +303,9 @@ def _drop_from_state(prefix: str, d: str, latest_filename: str | None) -> None:
     _write_state(path, st)
 
 
-def _older_checkpoints(prefix: str) -> list[str]:
+def older_checkpoints(prefix: str) -> list[str]:
+    """The checkpoints older than `prefix` that its directory's state file lists, newest
+    first (those whose index still exists)."""
     st = get_checkpoint_state(os.path.dirname(prefix) or ".")
     paths = st.all_model_checkpoint_paths if st else []
     norm = [os.path.abspath(p) for p in paths]

@@ -236,7 +236,8 @@ def MonitoredTrainingSession(
         save_summaries_secs: Any = USE_DEFAULT, config: Any = None,
         stop_grace_period_secs: float = 120, log_step_count_steps: int | None = 100,
         max_wait_secs: float = 7200, save_checkpoint_steps: Any = USE_DEFAULT,
-        summary_dir: str | None = None) -> MonitoredSession:
+        summary_dir: str | None = None,
+        save_incremental_checkpoint_secs: float | None = None) -> MonitoredSession:
     """A `MonitoredSession` set up for (distributed) training.
 
     The chief restores the latest checkpoint of `checkpoint_dir` or initializes the
@@ -259,6 +260,10 @@ def MonitoredTrainingSession(
         log_step_count_steps: log global steps/sec this often (None or 0: never).
         max_wait_secs: how long a non-chief waits for the model to become ready.
         summary_dir: summaries go here instead of checkpoint_dir.
+        save_incremental_checkpoint_secs: (DeepRec's) between full checkpoints, save
+            what changed since the last save every this many seconds, into
+            `<checkpoint_dir>/.incremental_checkpoint/`; a restarted chief restores the
+            newest full checkpoint plus those changes (see `Saver.incremental_save`).
 
     Returns:
         A `MonitoredSession`; use it in a `with` block.
@@ -283,6 +288,13 @@ def MonitoredTrainingSession(
     save_checkpoint_steps, save_checkpoint_secs = _resolve_pair(
         save_checkpoint_steps, save_checkpoint_secs, None, 600)
     scaffold = scaffold or Scaffold()
+    if save_incremental_checkpoint_secs is not None and is_chief:
+        if not checkpoint_dir or not ((save_checkpoint_secs or 0) > 0 or
+                                      (save_checkpoint_steps or 0) > 0):
+            raise ValueError("save_incremental_checkpoint_secs needs full checkpoints too (a "
+                             "checkpoint_dir and save_checkpoint_secs or _steps): each "
+                             "incremental checkpoint builds on a full one.")
+        scaffold.incremental_save_restore = True   # the default saver, if none is given
     if not is_chief:
         creator: SessionCreator = WorkerSessionCreator(
             scaffold=scaffold, master=master, config=config, max_wait_secs=max_wait_secs)
@@ -304,7 +316,7 @@ def MonitoredTrainingSession(
                            (save_checkpoint_steps or 0) > 0):
         all_hooks.append(hooks_mod.CheckpointSaverHook(
             checkpoint_dir, save_steps=save_checkpoint_steps, save_secs=save_checkpoint_secs,
-            scaffold=scaffold))
+            scaffold=scaffold, incremental_save_secs=save_incremental_checkpoint_secs))
     all_hooks.extend(hooks or [])
     all_hooks.append(_JobDoneHook(master))  # last: other hooks' end() may still need the ps
     return MonitoredSession(session_creator=creator, hooks=all_hooks,

@@ -23,6 +23,9 @@ Differences from TF 1.x, on purpose:
   `checkpoint_format="tensorflow"` (SaveV2/RestoreV2 nodes laid out as TF's
   Saver does; what SavedModels use; real TF reads it). Restore reads both.
 - The `.meta` file is a MetaGraphDef (TF's schema) with this Saver's SaverDef.
+- Incremental checkpoints (DeepRec's `incremental_save_restore=True`): between
+  full saves, `incremental_save` writes only what changed since the last save; an
+  incremental prefix restores like a full one (`framework/checkpoint_delta.py`).
 
 Example:
     >>> saver = tf.train.Saver(max_to_keep=3)
@@ -31,9 +34,11 @@ Example:
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
+import uuid
 from typing import Any
 
 import numpy as np
@@ -45,18 +50,20 @@ from tensorweave.framework.proto import saver_pb2
 from tensorweave.framework import meta_graph as _meta_graph
 from tensorweave.framework import meta_graph_scoped as _scoped
 from tensorweave.ops.array.core_ops import placeholder_with_default
+from tensorweave.framework import checkpoint_delta as _delta
 from tensorweave.framework import checkpoint_format as _io
 from tensorweave.framework.checkpoint_files import discard_failed_save, file_ids
+from tensorweave.train import incremental_checkpoints as _incr
 from tensorweave.train.save_retry import run_save
+from tensorweave.train.saver_kept import KeptCheckpoints
 from tensorweave.train.saveable_object import BaseSaverBuilder, build_saveable_restores
 from tensorweave.train.saver_entries import save_entries
-from tensorweave.train.checkpoint_management import (_older_checkpoints, meta_graph_filename,
-                                                     update_checkpoint_state)
+from tensorweave.train.checkpoint_management import meta_graph_filename, update_checkpoint_state
 
 _log = logging.getLogger("tensorweave.train.saver")
 
 
-class Saver:
+class Saver(KeptCheckpoints, _incr.IncrementalSaving):
     """Saves and restores variables as checkpoints (see module docstring).
 
     Args:
@@ -81,10 +88,14 @@ class Saver:
         checkpoint_format: "tensorweave" (default) or "tensorflow" (TF's tensor
             bundle, TF's own Saver graph: one SaveV2, or with `sharded` one per
             device then MergeV2Checkpoints; updates are not paused during it).
+        incremental_save_restore: also allow `incremental_save` (DeepRec's flag):
+            each save records digests of what it wrote where it wrote it, so an
+            incremental save writes only the rows and variables changed since.
 
     Raises:
         ValueError: if there is nothing to save and allow_empty is False, or
-            `var_list` is given with `defer_build`.
+            `var_list` is given with `defer_build`, or incremental_save_restore
+            with checkpoint_format="tensorflow".
 
     Example:
         >>> saver = tf.train.Saver({"weights": w}, sharded=True)
@@ -97,13 +108,18 @@ class Saver:
                  allow_empty: bool = False, write_version: int = 2,
                  pad_step_number: bool = False, save_relative_paths: bool = False,
                  filename: str | None = None, pause_timeout_s: float = 60.0,
-                 checkpoint_format: str = "tensorweave") -> None:
+                 checkpoint_format: str = "tensorweave",
+                 incremental_save_restore: bool = False) -> None:
         if builder is not None:
             raise ValueError("Saver(builder=...) is not supported; build the Saver from "
                              "var_list (checkpoint_format picks the file format).")
         if checkpoint_format not in ("tensorweave", "tensorflow"):
             raise ValueError(f"checkpoint_format must be 'tensorweave' or 'tensorflow', got "
                              f"{checkpoint_format!r}")
+        if incremental_save_restore and checkpoint_format != "tensorweave":
+            raise ValueError("incremental_save_restore=True needs checkpoint_format="
+                             "'tensorweave' (TF's tensor bundle has no row deltas); drop "
+                             "checkpoint_format or the incremental checkpoints.")
         if defer_build and var_list is not None:
             raise ValueError("If `var_list` is provided then build cannot be deferred. Either "
                              "set defer_build=False or var_list=None.")
@@ -121,6 +137,9 @@ class Saver:
         self._filename = filename or "model"
         self._pause_timeout_s = pause_timeout_s
         self._last: list[tuple[str, float]] = []
+        self._incremental = incremental_save_restore
+        self._lineage_t: Any = None
+        self._newest: tuple[str, str] | None = None   # (prefix, save id) of the last save
         self._built = False
         if saver_def is not None:
             self._adopt(saver_def, name)
@@ -159,15 +178,17 @@ class Saver:
             self._filename_t = placeholder_with_default(self._filename, [], name="Const")
             if self._empty:
                 pass
-            elif self._format == "tensorflow":
+            elif self._format == "tensorflow":   # (never incremental: checked above)
                 self._save_t = tf_checkpoint_ops.build_tf_save(entries, self._filename_t,
                                                                self._sharded)
                 self._restore_op = tf_checkpoint_ops.build_tf_restore(
                     variables, self._filename_t, self._sharded, self._reshape,
                     extra=build_saveable_restores(saveables, self._filename_t))
             else:
+                if self._incremental:
+                    self._lineage_t = placeholder_with_default("", [], name="lineage")
                 self._save_t = io_ops.build_save(entries, self._filename_t, self._sharded,
-                                                 self._pause_timeout_s)
+                                                 self._pause_timeout_s, self._lineage_t)
                 self._restore_op = io_ops.build_restore(
                     variables, self._filename_t, self._reshape,
                     extra=build_saveable_restores(saveables, self._filename_t))
@@ -268,11 +289,7 @@ class Saver:
                 os.path.basename(save_path) == (latest_filename or "checkpoint"):
             raise ValueError(f"'latest_filename' collides with 'save_path': "
                              f"'{latest_filename or 'checkpoint'}' and '{save_path}'")
-        if global_step is not None:
-            if not isinstance(global_step, (int, np.integer)):
-                global_step = sess.run(global_step)
-            step = int(global_step)
-            save_path = f"{save_path}-{step:08d}" if self._pad else f"{save_path}-{step}"
+        save_path = self._step_path(sess, save_path, global_step)
         if self._empty:   # as TF: no checkpoint, but the meta graph is written
             _log.warning("Saver has no variables to save; skipping save to %s", save_path)
             if write_meta_graph:
@@ -284,11 +301,9 @@ class Saver:
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         before = file_ids(save_path)
         kept = (list(self._last), self._next_keep_time)
+        lineage = {"id": uuid.uuid4().hex} if self._incremental else None
         try:
-            # By name, as TF: the session's graph may be another one holding the same nodes.
-            prefix = run_save(sess, self._save_t.name, {self._filename_t.name: save_path},
-                              self._pause_timeout_s)
-            prefix = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
+            prefix = self._write(sess, save_path, lineage)
             if write_meta_graph:
                 self.export_meta_graph(meta_graph_filename(prefix, meta_graph_suffix),
                                        strip_default_attrs=strip_default_attrs)
@@ -303,29 +318,31 @@ class Saver:
             # A failed save (disk full, permission, a lost task) leaves nothing behind:
             # not its files, nor its place in the kept list; the state file is as it was.
             self._last, self._next_keep_time = kept
-            removed = discard_failed_save(save_path, before)
-            if removed:
-                _log.warning("The save of %s failed; removed the files it had written: %s",
-                             save_path, removed)
+            discard_failed_save(save_path, before)
             raise
         for old in expired:   # after the commit, so a crash never leaves no checkpoint
             _io.delete_checkpoint(old)
+        if lineage is not None:
+            self._newest = (prefix, lineage["id"])
+            if write_state:   # the incremental ones built on older full checkpoints
+                _incr.drop_all(save_dir or ".")
         return prefix
 
-    def _record(self, prefix: str) -> list[str]:
-        # Adds `prefix` to the kept list; returns the checkpoints max_to_keep expires.
-        if not self._max_to_keep:
-            return []   # as TF: with max_to_keep None or 0 nothing is tracked nor deleted
-        now = time.time()
-        self._last = [(p, t) for p, t in self._last if p != prefix] + [(prefix, now)]
-        expired: list[str] = []
-        while self._max_to_keep and len(self._last) > self._max_to_keep:
-            old, t = self._last.pop(0)
-            if t > self._next_keep_time:
-                self._next_keep_time += self._keep_every_s  # keep this one for good
-                continue
-            expired.append(old)
-        return expired
+    def _step_path(self, sess: Any, save_path: str, global_step: Any) -> str:
+        if global_step is None:
+            return save_path
+        if not isinstance(global_step, (int, np.integer)):
+            global_step = sess.run(global_step)
+        step = int(global_step)
+        return f"{save_path}-{step:08d}" if self._pad else f"{save_path}-{step}"
+
+    def _write(self, sess: Any, save_path: str, lineage: dict | None) -> str:
+        # By name, as TF: the session's graph may be another one holding the same nodes.
+        feeds = {self._filename_t.name: save_path}
+        if lineage is not None:
+            feeds[self._lineage_t.name] = json.dumps(lineage)
+        prefix = run_save(sess, self._save_t.name, feeds, self._pause_timeout_s)
+        return prefix.decode() if isinstance(prefix, bytes) else str(prefix)
 
     # ---- restore ---------------------------------------------------------------------
     def restore(self, sess: Any, save_path: str, fallback: bool = False) -> str | None:
@@ -358,8 +375,7 @@ class Saver:
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path} "
                              f"(no {save_path}.index; pass a prefix Saver.save returned)")
         try:
-            sess.run(self._restore_op.name, {self._filename_t.name: save_path})   # as TF
-            return save_path
+            return self._restore_from(sess, save_path)
         except errors.NotFoundError as e:   # TF's wording first, then the cause
             raise _restore_error(e, "a Variable name or other graph key that is missing"
                                  ) from None
@@ -369,35 +385,21 @@ class Saver:
         except errors.DataLossError as e:
             if not fallback:
                 raise
-            older = _older_checkpoints(save_path)
+            older = _incr.older_than(save_path)
             _log.warning("Checkpoint %s is damaged (%s); trying %s", save_path, e.message,
                          older)
             for p in older:
                 try:
-                    sess.run(self._restore_op.name, {self._filename_t.name: p})
-                    return p
+                    return self._restore_from(sess, p)
                 except errors.DataLossError:
                     continue
             raise
 
-    # ---- bookkeeping -----------------------------------------------------------------
-    @property
-    def last_checkpoints(self) -> list[str]:
-        """Kept checkpoint prefixes, oldest first."""
-        return [p for p, _ in self._last]
-
-    def set_last_checkpoints(self, last_checkpoints: list[str]) -> None:
-        self._last = [(p, time.time()) for p in last_checkpoints]
-
-    def set_last_checkpoints_with_time(self, last_checkpoints_with_time: list[tuple[str, float]]
-                                       ) -> None:
-        self._last = [(p, float(t)) for p, t in last_checkpoints_with_time]
-
-    def recover_last_checkpoints(self, checkpoint_paths: list[str]) -> None:
-        """Adopts the existing checkpoints among `checkpoint_paths` (e.g. after a restart)."""
-        found = [(p, os.path.getmtime(_io.manifest_path(p))) for p in checkpoint_paths
-                 if _io.checkpoint_exists(p)]
-        self.set_last_checkpoints_with_time(found)
+    def _restore_from(self, sess: Any, prefix: str) -> str:
+        sess.run(self._restore_op.name, {self._filename_t.name: prefix})   # as TF
+        if self._incremental:   # the state it holds now: what the next delta builds on
+            self._newest = (prefix, _delta.save_id(prefix))
+        return prefix
 
 
 def _restore_error(err: Any, cause: str) -> Any:

@@ -27,6 +27,7 @@ from tensorweave.train.session_run_hook import (
     SessionRunHook,
     SessionRunValues,
 )
+from tensorweave.train.incremental_checkpoints import incremental_path
 from tensorweave.train.saver import Saver
 from tensorweave.framework.graph_io import write_graph
 
@@ -93,9 +94,14 @@ class CheckpointSaverHook(SessionRunHook):
         checkpoint_basename: checkpoint file prefix inside checkpoint_dir.
         scaffold: a `Scaffold` whose saver to use.
         listeners: `CheckpointSaverListener`s.
+        incremental_save_secs: also save an incremental checkpoint (what changed since
+            the last save) every this many seconds between full ones, into
+            `<checkpoint_dir>/.incremental_checkpoint/` (DeepRec's); the saver must be
+            built with incremental_save_restore=True.
 
     Raises:
-        ValueError: for both saver and scaffold, or not exactly one of save_secs/save_steps.
+        ValueError: for both saver and scaffold, or not exactly one of save_secs/save_steps;
+            (at the session's start) incremental_save_secs with a saver that cannot.
 
     Example:
         >>> tf.train.CheckpointSaverHook("/tmp/train", save_steps=100)
@@ -104,7 +110,8 @@ class CheckpointSaverHook(SessionRunHook):
     def __init__(self, checkpoint_dir: str, save_secs: float | None = None,
                  save_steps: int | None = None, saver: Any = None,
                  checkpoint_basename: str = "model.ckpt", scaffold: Any = None,
-                 listeners: list[CheckpointSaverListener] | None = None) -> None:
+                 listeners: list[CheckpointSaverListener] | None = None,
+                 incremental_save_secs: float | None = None) -> None:
         if saver is not None and scaffold is not None:
             raise ValueError("You cannot provide both saver and scaffold (CheckpointSaverHook "
                              "uses the scaffold's saver when no saver is given).")
@@ -115,6 +122,8 @@ class CheckpointSaverHook(SessionRunHook):
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._listeners = list(listeners or [])
         self._steps_per_run = 1
+        self._incr_timer = None if incremental_save_secs is None else \
+            SecondOrStepTimer(every_secs=incremental_save_secs)
 
     def _set_steps_per_run(self, steps_per_run: int) -> None:
         """For train ops that advance the global step by more than one per `run`."""
@@ -135,6 +144,14 @@ class CheckpointSaverHook(SessionRunHook):
         # The checkpoint saved here is the state at `step` (after init or restore).
         self._save(session, step)
         self._timer.update_last_triggered_step(step)
+        if self._incr_timer is not None:
+            if not getattr(self._get_saver(), "_incremental", False):
+                raise ValueError(
+                    "CheckpointSaverHook(incremental_save_secs=...) needs a saver built with "
+                    "incremental_save_restore=True: pass tf.train.Saver(..., "
+                    "incremental_save_restore=True), or tf.train.Scaffold("
+                    "incremental_save_restore=True) for the default one.")
+            self._incr_timer.update_last_triggered_step(step)
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
         return SessionRunArgs(self._global_step_tensor)
@@ -147,6 +164,18 @@ class CheckpointSaverHook(SessionRunHook):
                 self._timer.update_last_triggered_step(step)
                 if self._save(run_context.session, step):
                     run_context.request_stop()
+                if self._incr_timer is not None:   # a full save is newer than any delta
+                    self._incr_timer.update_last_triggered_step(step)
+        elif self._incr_timer is not None and \
+                self._incr_timer.should_trigger_for_step(stale + self._steps_per_run):
+            step = int(run_context.session.run(self._global_step_tensor))
+            if not self._incr_timer.should_trigger_for_step(step):
+                return   # the global step did not move (a read): nothing new to save
+            self._incr_timer.update_last_triggered_step(step)
+            log.info("Saving incremental checkpoint for %d into %s.", step,
+                     incremental_path(self._checkpoint_dir))
+            self._get_saver().incremental_save(
+                run_context.session, incremental_path(self._checkpoint_dir), global_step=step)
 
     def end(self, session: Any) -> None:
         step = int(session.run(self._global_step_tensor))

@@ -34,7 +34,7 @@ def _get_or_default(arg_name: str, collection_key: str,
     return op
 
 
-def _default_saver() -> Any:
+def _default_saver(incremental: bool = False) -> Any:
     """The SAVERS collection's saver, or a new sharded Saver that allows no variables."""
     graph = get_default_graph()
     savers = graph.get_collection(GraphKeys.SAVERS)
@@ -43,7 +43,7 @@ def _default_saver() -> Any:
             raise RuntimeError(f"More than one item in the collection {GraphKeys.SAVERS!r}; "
                                "pass the one to use as tf.train.Scaffold(saver=...).")
         return savers[0]
-    saver = Saver(sharded=True, allow_empty=True)
+    saver = Saver(sharded=True, allow_empty=True, incremental_save_restore=incremental)
     graph.add_to_collection(GraphKeys.SAVERS, saver)
     return saver
 
@@ -63,6 +63,8 @@ class Scaffold:
         saver: (default: the SAVERS collection's, else a new sharded `tf.train.Saver`).
         copy_from_scaffold: take every argument not given here from this scaffold.
         local_init_feed_dict: feeds for local_init_op.
+        incremental_save_restore: the default saver can also save incremental
+            checkpoints (DeepRec's flag; see `Saver.incremental_save`).
 
     Example:
         >>> scaffold = tf.train.Scaffold(saver=tf.train.Saver(max_to_keep=3))
@@ -74,7 +76,8 @@ class Scaffold:
                  ready_for_local_init_op: Any = None, local_init_op: Any = None,
                  summary_op: Any = None, saver: Any = None,
                  copy_from_scaffold: Scaffold | None = None,
-                 local_init_feed_dict: Any = None) -> None:
+                 local_init_feed_dict: Any = None,
+                 incremental_save_restore: bool = False) -> None:
         if copy_from_scaffold is not None:
             if not isinstance(copy_from_scaffold, Scaffold):
                 raise TypeError(f"copy_from_scaffold is not a Scaffold instance: got "
@@ -102,6 +105,7 @@ class Scaffold:
         self._local_init_feed_dict = local_init_feed_dict
         self._summary_op = summary_op
         self._saver = saver
+        self.incremental_save_restore = incremental_save_restore
         self._finalized = False
 
     def finalize(self) -> Scaffold:
@@ -129,7 +133,7 @@ class Scaffold:
             self._summary_op = _get_or_default("summary_op", GraphKeys.SUMMARY_OP,
                                                merge_all_summaries)
         if self._saver is None:
-            self._saver = _default_saver()
+            self._saver = _default_saver(self.incremental_save_restore)
         build = getattr(self._saver, "build", None)
         if callable(build):
             build()

@@ -44,7 +44,7 @@ from tensorweave.client.session import Session
 from tensorweave.framework import errors
 from tensorweave.framework.device import tasks_named
 from tensorweave.framework.graph import get_default_graph
-from tensorweave.train import checkpoint_management
+from tensorweave.train import checkpoint_management, incremental_checkpoints
 from tensorweave.train.hook_utils import log
 from tensorweave.train.session_deadline import ClusterWait
 
@@ -287,12 +287,33 @@ class SessionManager:
                                            "and could not be moved aside; move or delete "
                                            "its files by hand.")
             tried.add(path)
+            newer = SessionManager._restore_incremental(sess, saver, checkpoint_dir, path)
+            if newer:
+                return newer
             try:
                 saver.restore(sess, path)
                 return path
             except errors.DataLossError as e:   # changed on disk since it verified
                 checkpoint_management.set_aside_checkpoint(path, e.message,
                                                            checkpoint_dir=checkpoint_dir)
+
+    @staticmethod
+    def _restore_incremental(sess: Session, saver: Any, checkpoint_dir: str, full: str
+                             ) -> str | None:
+        # The newest incremental checkpoint built on `full` (DeepRec's): the full one
+        # plus the changes saved since. A damaged chain falls back to `full` alone.
+        newer = incremental_checkpoints.newest_incremental(checkpoint_dir, full)
+        if newer is None:
+            return None
+        try:
+            saver.restore(sess, newer)
+        except errors.DataLossError as e:
+            log.warning("Incremental checkpoint %s fails to restore (%s); restoring the full "
+                        "checkpoint %s it builds on instead", newer, e.message, full)
+            return None
+        log.info("Restored the incremental checkpoint %s (full checkpoint %s and the "
+                 "changes saved since)", newer, full)
+        return newer
 
     @staticmethod
     def _recover_checkpoint_list(saver: Any, checkpoint_dir: str) -> None:

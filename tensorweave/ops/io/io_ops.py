@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import checkpoint_delta as _delta
 from tensorweave.framework import checkpoint_format as _io
 from tensorweave.framework import errors
 from tensorweave.framework import file_access as _files
@@ -89,8 +90,8 @@ save_op = define_op("SaveShard", inputs=("prefix", "tensors*"),
 
 
 @save_op.shape
-def _(prefix: Tensor, tensors: list[Tensor], *, names: list[str], slices: list[str],
-      shard: int, num_shards: int) -> Any:
+def _save_shape(prefix: Tensor, tensors: list[Tensor], *, names: list[str],
+                slices: list[str], shard: int, num_shards: int) -> Any:
     if len(names) != len(tensors) or len(slices) != len(tensors):
         raise ValueError(f"SaveShard got {len(tensors)} tensors for {len(names)} names and "
                          f"{len(slices)} slice specs")
@@ -100,15 +101,21 @@ def _(prefix: Tensor, tensors: list[Tensor], *, names: list[str], slices: list[s
 @save_op.kernel("CPU", kind="context")
 def _(ctx: Any, step: Any, prefix: Any, tensors: list[np.ndarray], *, names: list[str],
       slices: list[str], shard: int, num_shards: int) -> np.ndarray:
+    return _write_shard(ctx, prefix, names, tensors, slices, shard, num_shards)
+
+
+def _write_shard(ctx: Any, prefix: Any, names: list[str], tensors: list[np.ndarray],
+                 slices: list[str], shard: int, num_shards: int,
+                 deltas: list[Any] | None = None, lineage: dict | None = None) -> np.ndarray:
     path = _io.shard_filename(_str(prefix), shard, num_shards)
     _files.check_prefix(_policy(ctx), path, "write", _what(ctx))
     items = []
-    for name, value, spec in zip(names, tensors, slices):
+    for i, (name, value, spec) in enumerate(zip(names, tensors, slices)):
         value = np.asarray(value)
         items.append((_str(name), value, _dt.from_numpy(value),
-                      json.loads(spec) if spec else None))
+                      json.loads(spec) if spec else None, deltas[i] if deltas else None))
     try:
-        _io.write_shard(path, items)
+        _io.write_shard(path, items, lineage)
     except OSError as e:
         raise errors.PermissionDeniedError(None, None, f"Cannot write checkpoint shard {path}: "
                                            f"{e}. Check the directory exists and is writable."
@@ -117,6 +124,44 @@ def _(ctx: Any, step: Any, prefix: Any, tensors: list[np.ndarray], *, names: lis
 
 
 save_op.no_gradient()
+
+# ---- SaveShardDelta: a shard of an incremental Saver (full or incremental save) ----
+# `lineage` (JSON, framework/checkpoint_delta.py): this save's id and, for an incremental
+# save, its parent's prefix and id. Each tensor's digests are recorded under the id; an
+# incremental save writes of each tensor only what differs from its parent's digests.
+save_delta_op = define_op("SaveShardDelta", inputs=("prefix", "lineage", "tensors*"),
+                          attrs={"names": REQUIRED, "slices": REQUIRED, "shard": 0,
+                                 "num_shards": 1}, stateful=True)
+
+
+@save_delta_op.shape
+def _(prefix: Tensor, lineage: Tensor, tensors: list[Tensor], *, names: list[str],
+      slices: list[str], shard: int, num_shards: int) -> Any:
+    return _save_shape(prefix, tensors, names=names, slices=slices, shard=shard,
+                       num_shards=num_shards)
+
+
+@save_delta_op.kernel("CPU", kind="context")
+def _(ctx: Any, step: Any, prefix: Any, lineage: Any, tensors: list[np.ndarray], *,
+      names: list[str], slices: list[str], shard: int, num_shards: int) -> np.ndarray:
+    lin = _delta.parse_lineage(_str(lineage))
+    store = _delta.digest_store(ctx.resources)
+    save_id, parent_id = str(lin.get("id", "")), str(lin.get("parent_id", ""))
+    digests, how = {}, {}
+    for name, value in zip(names, tensors):
+        key = (ctx.name, _str(name))
+        digests[key] = _delta.row_digests(np.asarray(value))
+        if parent_id:
+            how[key] = _delta.changed(store.get(key, parent_id), digests[key])
+    path = _write_shard(ctx, prefix, names, tensors, slices, shard, num_shards,
+                        [how.get((ctx.name, _str(n))) for n in names], lin or None)
+    if save_id:   # only once the shard is on disk: a failed save records nothing
+        for key, d in digests.items():
+            store.put(key, save_id, d, parent_id)
+    return path
+
+
+save_delta_op.no_gradient()
 
 # ---- MergeCheckpoint: the manifest, written after every shard --------------------
 merge_op = define_op("MergeCheckpoint", inputs=("prefix", "shards*"), stateful=True)
@@ -229,8 +274,12 @@ def _by_device(entries: list[SaveEntry]) -> list[tuple[str, list[SaveEntry]]]:
 
 
 def build_save(entries: list[SaveEntry], filename: Tensor, sharded: bool,
-               pause_timeout_s: float = 60.0) -> Tensor:
-    """Builds the consistent-snapshot save graph; returns the prefix tensor to fetch."""
+               pause_timeout_s: float = 60.0, lineage: Tensor | None = None) -> Tensor:
+    """Builds the consistent-snapshot save graph; returns the prefix tensor to fetch.
+
+    With `lineage` (a string tensor, an incremental Saver's), the shards are
+    SaveShardDelta: they record digests and, fed a parent, write only what changed.
+    """
     g = filename.graph
     groups = _by_device(entries)
     last: Operation | None = None
@@ -260,7 +309,8 @@ def build_save(entries: list[SaveEntry], filename: Tensor, sharded: bool,
     for i, (group, snaps, where) in enumerate(parts):
         with g.colocate_with(where, ignore_existing=where is None):
             shard_files.append(g.create_op(
-                "SaveShard", [filename, snaps],
+                "SaveShard" if lineage is None else "SaveShardDelta",
+                [filename, snaps] if lineage is None else [filename, lineage, snaps],
                 {"names": [e.name for e in group], "slices": [e.slice_spec for e in group],
                  "shard": i, "num_shards": len(parts)},
                 name="save_shard").outputs[0])
