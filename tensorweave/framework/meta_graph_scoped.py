@@ -28,7 +28,7 @@ from tensorweave.framework.proto import graph_pb2, meta_graph_pb2
 
 # Ops that make a Saver's save and restore (TF's, and ours: SaveShard & co.).
 SAVE_AND_RESTORE_OPS = ("SaveV2", "Save", "SaveSlice", "Restore", "RestoreV2", "RestoreSlice",
-                        "SaveShard", "MergeCheckpoint", "RestoreShard")
+                        "SaveShard", "SaveShardDelta", "MergeCheckpoint", "RestoreShard")
 
 
 def _scope_of(name: str) -> str:

@@ -8,8 +8,9 @@ Saver builds, writing and reading TF's tensor bundle (framework/tensor_bundle.py
 - GatePause / GateResume: dropped; a node that waited on one waits on what the
   gate waited on instead (pausing other tasks' updates has no TF equivalent; TF's
   Saver copies without it);
-- SaveShard of a single-shard save: SaveV2(prefix, names, shape_and_slices,
-  tensors) then Identity(prefix) (TF's non-sharded save); of a sharded save:
+- SaveShard (and an incremental Saver's SaveShardDelta, saving whole) of a
+  single-shard save: SaveV2(prefix, names, shape_and_slices, tensors) then
+  Identity(prefix) (TF's non-sharded save); of a sharded save:
   StringJoin(prefix, "_temp_<hex>/part") -> ShardedFilename(tmp, shard, n) ->
   SaveV2 -> Identity(filename) on the shard's device (TF's sharded save);
 - MergeCheckpoint: Pack(shard files) -> MergeV2Checkpoints(files, prefix,
@@ -52,7 +53,10 @@ def _gate(node: Any, op: Any) -> list[Any]:
 
 def _save_shard(node: Any, op: Any) -> list[Any]:
     b = NodeBuilder(node)
-    prefix, tensors = node.input[0], [i for i in node.input[1:] if not i.startswith("^")]
+    # SaveShardDelta (an incremental Saver's) saves whole here: its `lineage` input (what
+    # to leave out of an incremental save) has no TF equivalent.
+    first = 2 if node.op == "SaveShardDelta" else 1
+    prefix, tensors = node.input[0], [i for i in node.input[first:] if not i.startswith("^")]
     keys, specs = _names_and_specs(op)
     n = int(op.get_attr("num_shards"))
     target = prefix
@@ -67,7 +71,7 @@ def _save_shard(node: Any, op: Any) -> list[Any]:
                         b.const("num_shards", n)])
     save = b.add("SaveV2", "SaveV2", [target, b.const("tensor_names", keys, _STR),
                                       b.const("shape_and_slices", specs, _STR)] + tensors,
-                 dtypes=_dtypes(op.inputs[1:]))
+                 dtypes=_dtypes(op.inputs[first:]))
     b.add(None, "Identity", [target, "^" + save], T=_STR)
     return b.nodes
 
@@ -108,6 +112,7 @@ LOWERINGS: dict[str, Callable[[Any, Any], list[Any]]] = {
     "GatePause": _gate,
     "GateResume": _gate,
     "SaveShard": _save_shard,
+    "SaveShardDelta": _save_shard,
     "MergeCheckpoint": _merge,
     "RestoreShard": _restore_shard,
 }

@@ -254,3 +254,18 @@ def test_each_ps_writes_its_own_changes(inprocess_cluster, tmp_path):
     e = _entries(p)
     assert e["emb/part_1"]["delta"]["rows"]["count"] == 1
     assert e["emb/part_0"]["delta"] == "same" and e["emb/part_0/Adagrad"]["delta"] == "same"
+
+
+def test_exported_for_tensorflow_an_incremental_savers_save_is_tfs_full_save():
+    from tensorweave.framework.tf_lowering import lower_for_tensorflow
+    _model()
+    saver = tf.train.Saver(sharded=True, incremental_save_restore=True)
+    g = tf.get_default_graph()
+    gd = g.as_graph_def()
+    lower_for_tensorflow(gd, g)
+    ops = {n.op for n in gd.node}
+    assert "SaveShardDelta" not in ops and "SaveV2" in ops
+    save = next(n for n in gd.node if n.op == "SaveV2")
+    # its tensors are the snapshots, not the lineage string
+    assert not any("lineage" in i for i in save.input)
+    assert saver.saver_def.save_tensor_name
