@@ -71,12 +71,18 @@ def training_hooks(spec: EstimatorSpec, config: RunConfig, global_step: Any,
             {"loss": spec.loss, "step": global_step},
             every_n_iter=config.log_step_count_steps))
     chief_hooks = list(spec.training_chief_hooks)
-    if config.save_checkpoints_secs or config.save_checkpoints_steps:
-        chief_hooks.append(hooks_lib.CheckpointSaverHook(
+    # As TF: a CheckpointSaverHook of the model_fn's or the caller's (DeepRec's
+    # incremental one, say) replaces the RunConfig's, and gets the saving listeners.
+    savers = [h for h in worker_hooks + chief_hooks
+              if isinstance(h, hooks_lib.CheckpointSaverHook)]
+    if not savers and (config.save_checkpoints_secs or config.save_checkpoints_steps):
+        savers = [hooks_lib.CheckpointSaverHook(
             config.model_dir, save_secs=config.save_checkpoints_secs,
-            save_steps=config.save_checkpoints_steps, scaffold=spec.scaffold,
-            listeners=saving_listeners))
-    elif saving_listeners:
-        raise ValueError("There should be a CheckpointSaverHook to use saving_listeners: "
-                         "set RunConfig save_checkpoints_steps or save_checkpoints_secs.")
+            save_steps=config.save_checkpoints_steps, scaffold=spec.scaffold)]
+        chief_hooks.append(savers[0])
+    if saving_listeners:
+        if not savers:
+            raise ValueError("There should be a CheckpointSaverHook to use saving_listeners: "
+                             "set RunConfig save_checkpoints_steps or save_checkpoints_secs.")
+        savers[0].add_listeners(saving_listeners)
     return worker_hooks, chief_hooks

@@ -125,6 +125,10 @@ class CheckpointSaverHook(SessionRunHook):
         self._incr_timer = None if incremental_save_secs is None else \
             SecondOrStepTimer(every_secs=incremental_save_secs)
 
+    def add_listeners(self, listeners: list[CheckpointSaverListener]) -> None:
+        """Adds `listeners` after the hook's own (Estimator's saving_listeners)."""
+        self._listeners.extend(listeners)
+
     def _set_steps_per_run(self, steps_per_run: int) -> None:
         """For train ops that advance the global step by more than one per `run`."""
         self._steps_per_run = steps_per_run
@@ -172,10 +176,8 @@ class CheckpointSaverHook(SessionRunHook):
             if not self._incr_timer.should_trigger_for_step(step):
                 return   # the global step did not move (a read): nothing new to save
             self._incr_timer.update_last_triggered_step(step)
-            log.info("Saving incremental checkpoint for %d into %s.", step,
-                     incremental_path(self._checkpoint_dir))
-            self._get_saver().incremental_save(
-                run_context.session, incremental_path(self._checkpoint_dir), global_step=step)
+            if self._save(run_context.session, step, incremental=True):
+                run_context.request_stop()
 
     def end(self, session: Any) -> None:
         step = int(session.run(self._global_step_tensor))
@@ -184,13 +186,19 @@ class CheckpointSaverHook(SessionRunHook):
         for listener in self._listeners:
             listener.end(session, step)
 
-    def _save(self, session: Any, step: int) -> bool:
-        """Saves a checkpoint for `step`; True if a listener asked to stop."""
-        log.info("Saving checkpoints for %d into %s.", step, self._save_path)
+    def _save(self, session: Any, step: int, incremental: bool = False) -> bool:
+        """Saves a checkpoint for `step` (an incremental one: listeners hear it too, as
+        DeepRec's); True if a listener asked to stop."""
+        path = incremental_path(self._checkpoint_dir) if incremental else self._save_path
+        log.info("Saving %scheckpoints for %d into %s.", "incremental " * incremental, step,
+                 path)
         for listener in self._listeners:
             listener.before_save(session, step)
-        self._get_saver().save(session, self._save_path, global_step=step)
-        add_session_log(self._summary_writer, "CHECKPOINT", step, self._save_path)
+        if incremental:
+            self._get_saver().incremental_save(session, path, global_step=step)
+        else:
+            self._get_saver().save(session, path, global_step=step)
+            add_session_log(self._summary_writer, "CHECKPOINT", step, path)
         should_stop = False
         for listener in self._listeners:
             if listener.after_save(session, step):

@@ -269,3 +269,48 @@ def test_exported_for_tensorflow_an_incremental_savers_save_is_tfs_full_save():
     # its tensors are the snapshots, not the lineage string
     assert not any("lineage" in i for i in save.input)
     assert saver.saver_def.save_tensor_name
+
+
+def test_deeprecs_estimator_idiom(tmp_path, monkeypatch):
+    # DeepRec's docs: the model_fn's Scaffold and chief CheckpointSaverHook carry the
+    # incremental saves; as TF, that hook replaces the RunConfig's (one full save per
+    # step, not two) and the saving listeners hear every save, incremental ones too.
+    def input_fn():
+        ids = np.arange(64, dtype=np.int64)
+        return tf.data.Dataset.from_tensor_slices(
+            ({"ids": ids}, ids.astype(np.float32))).repeat().batch(4)
+
+    def model_fn(features, labels, mode, params):
+        emb = tf.get_variable("emb", [64, 2], partitioner=tf.fixed_size_partitioner(2))
+        out = tf.reduce_sum(tf.nn.embedding_lookup(emb, features["ids"]), axis=1)
+        loss = tf.reduce_mean(tf.square(out - labels))
+        train_op = tf.train.AdagradOptimizer(0.1).minimize(
+            loss, global_step=tf.train.get_global_step())
+        scaffold = tf.train.Scaffold(saver=tf.train.Saver(
+            sharded=True, incremental_save_restore=True), incremental_save_restore=True)
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, train_op=train_op, scaffold=scaffold,
+            training_chief_hooks=[tf.train.CheckpointSaverHook(
+                params["model_dir"], save_secs=600, scaffold=scaffold,
+                incremental_save_secs=0)])
+
+    heard = []
+
+    class Listener(tf.train.CheckpointSaverListener):
+        def after_save(self, session, global_step_value):
+            heard.append((global_step_value, os.path.exists(
+                incr.incremental_path(str(tmp_path)) + f"-{global_step_value}.index")))
+
+    full_saves = []
+    real_save = tf.train.Saver.save
+    monkeypatch.setattr(tf.train.Saver, "save", lambda self, sess, path, global_step=None,
+                        **kw: full_saves.append(global_step) or real_save(
+                            self, sess, path, global_step, **kw))
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path),
+                                 params={"model_dir": str(tmp_path)},
+                                 config=tf.estimator.RunConfig(save_checkpoints_secs=600))
+    est.train(input_fn, steps=4, saving_listeners=[Listener()])
+    assert heard == [(0, False), (1, True), (2, True), (3, True), (4, True), (4, False)]
+    assert full_saves == [0, 4]
+    # the final full save dropped the chain
+    assert not os.path.exists(incr.incremental_path(str(tmp_path)) + "-4.index")
