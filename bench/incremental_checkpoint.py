@@ -4,8 +4,9 @@ An embedding of `--rows` x `--dim` float32 (with its Adagrad slot) trained on ba
 `--batch` ids drawn from a Zipf distribution (a few hot ids, a long tail: what
 recommendation models see). After a full save, `--links` incremental saves follow, each
 `--steps` training steps after the one before. Printed: bytes on disk and seconds per
-save, full (also a plain Saver's, without digests) and incremental, and the seconds to restore the full checkpoint alone and
-the full one plus the chain (the chain must restore exactly the trained values).
+save, full (also a plain Saver's, without digests) and incremental, and the seconds to
+restore the full checkpoint alone and the full one plus the chain (the chain must
+restore exactly the trained values).
 
 Run: python -m bench.incremental_checkpoint [--rows 500000 --dim 32 --steps 50]
 """
