@@ -35,7 +35,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, default=50, help="training steps between saves")
     ap.add_argument("--links", type=int, default=5, help="incremental saves after the full")
     args = ap.parse_args(argv)
+    full_s, full_b, plain_s, links, restore_full, restore_chain = _measure(args)
+    mb = 1 << 20
+    print(f"embedding {args.rows} x {args.dim} float32 + Adagrad slot; Zipf(1.2) batches "
+          f"of {args.batch}; {args.steps} steps between saves")
+    print(f"full save:        {full_b / mb:8.2f} MB  {full_s:6.3f} s   (a plain Saver's: "
+          f"{plain_s:.3f} s; the difference is recording the digests)")
+    for i, (s, b) in enumerate(links, 1):
+        print(f"incremental #{i}:   {b / mb:8.2f} MB  {s:6.3f} s   "
+              f"({b / full_b:6.2%} of the full one's bytes)")
+    print(f"restore full:     {restore_full:6.3f} s")
+    print(f"restore full + {args.links} links: {restore_chain:6.3f} s (values exact)")
 
+
+def _measure(args: argparse.Namespace) -> tuple:
     import tensorweave as tf
     from tensorweave.train.incremental_checkpoints import incremental_path
 
@@ -78,16 +91,7 @@ def main(argv: list[str] | None = None) -> None:
             assert np.array_equal(sess.run(emb), want), "the chain restored other values"
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    mb = 1 << 20
-    print(f"embedding {args.rows} x {args.dim} float32 + Adagrad slot; Zipf(1.2) batches "
-          f"of {args.batch}; {args.steps} steps between saves")
-    print(f"full save:        {full_b / mb:8.2f} MB  {full_s:6.3f} s   (a plain Saver's: "
-          f"{plain_s:.3f} s; the difference is recording the digests)")
-    for i, (s, b) in enumerate(links, 1):
-        print(f"incremental #{i}:   {b / mb:8.2f} MB  {s:6.3f} s   "
-              f"({b / full_b:6.2%} of the full one's bytes)")
-    print(f"restore full:     {restore_full:6.3f} s")
-    print(f"restore full + {args.links} links: {restore_chain:6.3f} s (values exact)")
+    return full_s, full_b, plain_s, links, restore_full, restore_chain
 
 
 if __name__ == "__main__":
