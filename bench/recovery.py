@@ -28,7 +28,9 @@ Once the global step passes `--kill-at`, the ps process gets SIGKILL. Figures:
 Each setting runs with TENSORWEAVE_PS_REPLICATION off (the ps restarted empty: the
 chief restores the last checkpoint) and on (issue 33: the ps loads its replica from the
 chief's task and training goes on from there; sync with TENSORWEAVE_PS_REPLICA_SECS=0,
-replicated before each step ends), `--replication` picks one.
+replicated before each step ends), `--replication` picks one; `--replication incremental`
+runs it off with incremental checkpoints every `--incremental-secs` (what a job without
+a surviving replica loses: the chief restores the full checkpoint plus the chain).
 
     .venv/bin/python -m bench.recovery [--steps 600] [--kill-at 250] [--rounds 1]
                                        [--replication off|on|both]
@@ -85,12 +87,15 @@ def _max_step(lines: list[tuple[float, str]]) -> int:
 
 
 def run_setting(ps: int, workers: int, program: list[str], args: argparse.Namespace,
-                replication: bool = False) -> dict[str, Any]:
+                replication: bool = False, incremental: float | None = None
+                ) -> dict[str, Any]:
     """One launch, one ps kill; the figures of the module docstring."""
     ckpt = tempfile.mkdtemp(prefix="tw-recovery-")
     script, extra = program[0], program[1:]
     flags = [f"--train_steps={args.steps}", f"--checkpoint_dir={ckpt}",
              f"--save_checkpoint_steps={args.checkpoint_every}", f"--log_every={args.log_every}"]
+    if incremental is not None:
+        flags.append(f"--save_incremental_checkpoint_secs={incremental}")
     if script == "examples/trainer.py":
         flags.append(f"--hidden={args.hidden}")
         launch = []
@@ -152,18 +157,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="--restart-backoff of the launch (default 1, its default)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--only", default="", help="run the settings whose name has these words")
-    parser.add_argument("--replication", choices=("off", "on", "both"), default="both",
-                        help="TENSORWEAVE_PS_REPLICATION for the job (default: both, in turn)")
+    parser.add_argument("--replication", choices=("off", "on", "both", "incremental", "all"),
+                        default="both",
+                        help="TENSORWEAVE_PS_REPLICATION for the job (default: both, in "
+                             "turn); incremental: off, with incremental checkpoints every "
+                             "--incremental-secs; all: the three")
+    parser.add_argument("--incremental-secs", type=float, default=0.5)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
-    modes = {"off": [False], "on": [True], "both": [False, True]}[args.replication]
+    off, on, incr = ("replication off", False, None), ("replication on", True, None), \
+        (f"incremental {args.incremental_secs:g}s", False, args.incremental_secs)
+    modes = {"off": [off], "on": [on], "both": [off, on], "incremental": [incr],
+             "all": [off, on, incr]}[args.replication]
     for name, ps, workers, program in SETTINGS:
         if not chosen(name, args.only):
             continue
-        for on in modes:
-            results[f"{name}, replication {'on' if on else 'off'}"] = [
-                run_setting(ps, workers, program, args, on) for _ in range(args.rounds)]
+        for label, replication, secs in modes:
+            results[f"{name}, {label}"] = [
+                run_setting(ps, workers, program, args, replication, secs)
+                for _ in range(args.rounds)]
     if args.json:
         print(json.dumps(results, indent=1))
         return results

@@ -145,6 +145,8 @@ def main(_):
         # As in TF 1.x, naming save_checkpoint_steps turns off the 600 s default.
         every = {"save_checkpoint_steps": FLAGS.save_checkpoint_steps} \
             if FLAGS.save_checkpoint_steps else {}
+        if FLAGS.save_incremental_checkpoint_secs is not None:   # DeepRec's
+            every["save_incremental_checkpoint_secs"] = FLAGS.save_incremental_checkpoint_secs
         # The chief evaluates the final model on the test set as the session ends
         # (before the ps tasks are told the job is done).
         test_hook = tf.train.FinalOpsHook(accuracy, {images: x_test, labels: y_test})
@@ -205,6 +207,9 @@ if __name__ == "__main__":
     parser.add_argument("--sync_replicas", type="bool", default=False)
     parser.add_argument("--replicas_to_aggregate", type=int, default=0)
     parser.add_argument("--save_checkpoint_steps", type=int, default=None)
+    parser.add_argument("--save_incremental_checkpoint_secs", type=float, default=None,
+                        help="between full checkpoints, save what changed every N seconds "
+                             "(DeepRec's incremental checkpoints)")
     parser.add_argument("--log_every", type=int, default=100,
                         help="print a progress line and write summaries every N steps")
     parser.add_argument("--data", choices=["digits", "synthetic"], default="digits",

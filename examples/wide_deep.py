@@ -255,6 +255,7 @@ def main(_):
             master=server.target, is_chief=is_chief, config=config,
             checkpoint_dir=FLAGS.checkpoint_dir, hooks=hooks, chief_only_hooks=chief_hooks,
             save_checkpoint_steps=FLAGS.save_checkpoint_steps,
+            save_incremental_checkpoint_secs=FLAGS.save_incremental_checkpoint_secs,
             save_summaries_steps=FLAGS.log_every) as sess:
         while not sess.should_stop():
             _, step, loss_v = sess.run([train_op, global_step, loss])
@@ -301,6 +302,9 @@ if __name__ == "__main__":
     parser.add_argument("--data_dir", type=str, default="/tmp/wide_deep_data")
     parser.add_argument("--checkpoint_dir", type=str, default="/tmp/wide_deep_model")
     parser.add_argument("--save_checkpoint_steps", type=int, default=500)
+    parser.add_argument("--save_incremental_checkpoint_secs", type=float, default=None,
+                        help="between full checkpoints, save what changed every N seconds "
+                             "(DeepRec's incremental checkpoints)")
     parser.add_argument("--examples_per_worker", type=int, default=20000)
     parser.add_argument("--eval_examples", type=int, default=4000)
     parser.add_argument("--wide_learning_rate", type=float, default=1.0)
