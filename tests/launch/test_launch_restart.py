@@ -205,12 +205,15 @@ def _job_of(pid: int) -> str | None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("standby", [False, True], ids=["checkpoint", "ps_standby"])
+@pytest.mark.parametrize("standby", [False, True], ids=["incremental_checkpoint", "ps_standby"])
 @pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path, standby):
     """`--restart on-failure`: SIGKILL the ps at global step >= 100 of 600; the launcher
     restarts it on its port, the workers re-create their sessions, training finishes,
-    exit 0, no process left. Without standby the chief restores the last checkpoint. With
+    exit 0, no process left. Without standby (no replica survives) the chief restores the
+    first full checkpoint plus the chain of incremental ones saved every 0.2 s since
+    (DeepRec's flag; the ps is killed once one exists), so training goes on from near
+    where it was. With
     `--ps-standby 1` (and the seed flags, whose ClusterSpec names no standby job: the ps
     finds it through TENSORWEAVE_PS_STANDBY) and no checkpoint after step 0, the
     restarted ps loads its replica from the standby task, the chief restores nothing, and
@@ -224,8 +227,8 @@ def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path, standby):
              *extra, "--progress-interval", "0.2", "--", sys.executable,
              "examples/trainer.py", "--train_steps=600", "--hidden=16",
              f"--checkpoint_dir={tmp_path / 'ckpt'}",
-             f"--save_checkpoint_steps={100000 if standby else 40}",
-             "--log_every=10"],
+             "--save_checkpoint_steps=100000", "--log_every=10",
+             *([] if standby else ["--save_incremental_checkpoint_secs=0.05"])],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=err_out, text=True)
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.extend(proc.stdout or []), daemon=True)
@@ -233,11 +236,15 @@ def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path, standby):
     pids: set[int] = set()
     try:
         deadline = time.monotonic() + 120
-        while max(map(int, re.findall(r"global step (\d+)", "".join(out))), default=0) < 100:
+        incremental = tmp_path / "ckpt" / ".incremental_checkpoint" / "checkpoint"
+        while max(map(int, re.findall(r"global step (\d+)", "".join(out))), default=0) < 100 \
+                or not (standby or incremental.exists()):
             assert proc.poll() is None and time.monotonic() < deadline, "".join(out)[-3000:]
-            time.sleep(0.1)
+            time.sleep(0.02)
         pids = _children(proc.pid)
         (ps,) = [p for p in pids if _job_of(p) == "ps"]
+        # the newest incremental checkpoint's step (one saved after this only adds)
+        saved = 0 if standby else int(re.findall(r"-(\d+)\"", incremental.read_text())[0])
         os.kill(ps, signal.SIGKILL)
         before = len(out)
         at_kill = max(map(int, re.findall(r"global step (\d+)", "".join(out))))
@@ -255,12 +262,12 @@ def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path, standby):
     assert restarted, err
     assert "restarted ps 0 x1 (killed by SIGKILL)" in err  # on the progress line
     assert "[worker 0] worker 0: done" in stdout and "[worker 1] worker 1: done" in stdout
+    after = [int(s) for s in re.findall(r"global step (\d+)", "".join(out[before:]))]
+    assert after and min(after) >= (at_kill // 2 if standby else saved), (at_kill, after[:5])
     if standby:
         assert re.search(r"\[ps 0\] .*loaded \d+ variables from its replica on "
                          r"/job:ps_standby/replica:0/task:0", stdout), stdout[-3000:]
         assert "live on the ps tasks" in stdout and "restored checkpoint" not in stdout
-        after = [int(s) for s in re.findall(r"global step (\d+)", "".join(out[before:]))]
-        assert after and min(after) >= at_kill // 2, (at_kill, after[:5])
         # the chief's ClusterSpec (from the flags) names no standby to tell: the launcher
         # stops it once the ps has exited
         assert "ps_standby 0 stopped once the ps tasks had ended" in err, err
@@ -268,6 +275,7 @@ def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path, standby):
         # (prefixed by tf.logging's "WARNING:tensorweave.train:" once a hook has logged)
         assert re.search(r"\[worker 0\] (?:WARNING:[\w.]+:)?Session re-created on .*: "
                          r"restored checkpoint "
-                         r".*model\.ckpt-\d+", stdout), stdout[-3000:]
+                         r".*\.incremental_checkpoint/incremental_model\.ckpt-\d+", stdout
+                         ), stdout[-3000:]
     assert "all tasks finished: every worker succeeded; ps 0 exited by itself" in err
     _assert_gone(pids | {int(restarted.group(1))})
