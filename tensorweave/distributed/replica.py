@@ -25,11 +25,10 @@ one (ps i -> standby i mod n); else the ps before it (ps i - 1 backs up ps i) wh
 are several; else the chief ("chief" or "master" task 0, else worker 0). Of those, the
 first on another host than the ps is taken when the ClusterSpec has one.
 
-MutableHashTables travel with the variables (distributed/replica_tables.py). Not
-replicated: queues and accumulators (sync replicas' token queue and gradient
-accumulators: the step in flight is done again) and MutableDenseHashTables (a ps whose
-replica lacks one starts empty and the chief restores the checkpoint); a holder keeps
-its replicas in memory only.
+Mutable lookup tables (MutableHashTable, MutableDenseHashTable) travel with the
+variables (distributed/replica_tables.py). Not replicated: queues and accumulators
+(sync replicas' token queue and gradient accumulators: the step in flight is done
+again); a holder keeps its replicas in memory only.
 
 Example:
     >>> # every task of the job (the same variable in each task's environment)

@@ -47,8 +47,8 @@ def load(resources: ResourceMgr, entries: Sequence[pb.ReplicaEntry],
     it = iter(tensors)
     for e in entries:
         if e.table_key_dtype:
-            keys, values = next(it), next(it)
-            tables += replica_tables.load(resources, e, keys, values)
+            contents = tuple(next(it) for _ in range(replica_tables.tensor_count(e)))
+            tables += replica_tables.load(resources, e, contents)
             continue
         value = next(it)
         shape = [None if d < 0 else d for d in e.shape] if e.shape_known else None
@@ -101,8 +101,8 @@ class ReplicaStore:
             for e in req.entry:
                 key = (e.container, e.name)
                 if e.table_key_dtype:
-                    r.values[key] = (np.array(next(it), copy=True),
-                                     np.array(next(it), copy=True))
+                    r.values[key] = tuple(np.array(next(it), copy=True)
+                                          for _ in range(replica_tables.tensor_count(e)))
                 elif e.rows:
                     index, rows = next(it), next(it)
                     r.values[key][np.asarray(index, np.int64)] = rows

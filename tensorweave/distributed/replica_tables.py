@@ -1,12 +1,13 @@
-"""Lookup tables in ps replicas: a MutableHashTable's keys and values travel with the
-variables (distributed/replica.py), whole whenever they changed, and a restarted ps
-gets the table back before any graph runs (its MutableHashTable op then finds it).
+"""Lookup tables in ps replicas: a MutableHashTable's keys and values, a
+MutableDenseHashTable's buckets (and its empty and deleted keys, its load factor) travel
+with the variables (distributed/replica.py), whole whenever they changed, and a
+restarted ps gets the table back before any graph runs (its table op then finds it).
 
-State that replicas do not carry yet (a MutableDenseHashTable) is named in every put;
-a ps restarted from such a replica would serve variables without that state, so it
-starts empty instead and the chief restores the newest checkpoint (the log says why).
-Immutable tables (HashTable) need no copy: the session's `tables_initializer` fills
-them again.
+State that replicas do not carry (a resource type named in `_UNCOVERED`; none today) is
+named in every put; a ps restarted from such a replica would serve variables without
+that state, so it starts empty instead and the chief restores the newest checkpoint (the
+log says why). Immutable tables (HashTable) need no copy: the session's
+`tables_initializer` fills them again.
 
 Example:
     >>> snapshot(resources)   # under the task's paused update gate
@@ -20,26 +21,38 @@ import numpy as np
 
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import dtypes as _dt
+from tensorweave.ops.lookup.dense_table_ops import DenseHashTableResource
 from tensorweave.ops.lookup.mutable_table_ops import MutableHashTableResource
 from tensorweave.runtime.resource_mgr import ResourceMgr
 
-__all__ = ["entry", "load", "same", "snapshot", "uncovered"]
+__all__ = ["entry", "load", "same", "snapshot", "tensor_count", "uncovered"]
 
 Key = tuple[str, str]
-Table = tuple[np.ndarray, np.ndarray]  # keys, values
-# Resource types holding training state that replicas do not carry.
-_UNCOVERED = ("MutableDenseHashTable",)
+Table = tuple[np.ndarray, ...]  # keys, values (a dense table's: then empty, deleted key)
+# Resource types holding training state that replicas do not carry (none today).
+_UNCOVERED: tuple[str, ...] = ()
 
 
 def _tables(resources: ResourceMgr) -> Iterator[tuple[Key, MutableHashTableResource]]:
     for container, name, res in resources.resources():
-        if type(res) is MutableHashTableResource:  # not a subclass (a dense table)
+        if isinstance(res, MutableHashTableResource):  # a dense table too
             yield (container, name), res
 
 
+def _contents(res: MutableHashTableResource) -> Table:
+    if isinstance(res, DenseHashTableResource):
+        return (*res.export(), res.empty_key, res.deleted_key)
+    return res.export()
+
+
 def snapshot(resources: ResourceMgr) -> dict[Key, tuple[MutableHashTableResource, Table]]:
-    """Every MutableHashTable's keys and values (take it with the update gate paused)."""
-    return {key: (res, res.export()) for key, res in _tables(resources)}
+    """Every mutable table's contents (take it with the update gate paused)."""
+    return {key: (res, _contents(res)) for key, res in _tables(resources)}
+
+
+def tensor_count(e: pb.ReplicaEntry) -> int:
+    """How many tensors a put or get carries for the table of entry `e`."""
+    return 4 if e.dense_table else 2
 
 
 def uncovered(resources: ResourceMgr) -> list[str]:
@@ -51,22 +64,31 @@ def uncovered(resources: ResourceMgr) -> list[str]:
 
 def same(before: Any, now: Table) -> bool:
     """Whether a table's contents are what the holder has (`before`: its last copy)."""
-    return isinstance(before, tuple) and all(
+    return isinstance(before, tuple) and len(before) == len(now) and all(
         b.shape == n.shape and b.dtype == n.dtype and np.array_equal(b, n)
         for b, n in zip(before, now))
 
 
 def entry(key: Key, res: MutableHashTableResource) -> pb.ReplicaEntry:
-    """The put's entry for a table (its two tensors: keys, values)."""
+    """The put's entry for a table (its `tensor_count` tensors: `snapshot`'s)."""
+    dense = isinstance(res, DenseHashTableResource)
     return pb.ReplicaEntry(container=key[0], name=key[1], dtype=res.value_dtype.name,
                            table_key_dtype=res.key_dtype.name,
-                           table_value_shape=list(res.value_shape))
+                           table_value_shape=list(res.value_shape), dense_table=dense,
+                           max_load_factor=res.max_load_factor if dense else 0.0)
 
 
-def load(resources: ResourceMgr, e: pb.ReplicaEntry, keys: np.ndarray,
-         values: np.ndarray) -> bool:
+def load(resources: ResourceMgr, e: pb.ReplicaEntry, contents: Table) -> bool:
     """Creates the table of entry `e` with these contents; False if the task has one."""
-    res = MutableHashTableResource(e.name, _dt.as_dtype(e.table_key_dtype),
-                                   _dt.as_dtype(e.dtype), tuple(e.table_value_shape))
+    key_dtype, value_dtype = _dt.as_dtype(e.table_key_dtype), _dt.as_dtype(e.dtype)
+    shape = tuple(e.table_value_shape)
+    res: MutableHashTableResource
+    if e.dense_table:
+        keys, values, empty, deleted = contents
+        res = DenseHashTableResource(e.name, key_dtype, value_dtype, shape, empty, deleted,
+                                     len(keys), e.max_load_factor)
+    else:
+        keys, values = contents
+        res = MutableHashTableResource(e.name, key_dtype, value_dtype, shape)
     res.import_(keys, values)
     return resources.lookup_or_create(e.container, e.name, lambda: res) is res

@@ -694,6 +694,8 @@ class ReplicaEntry(_message.Message):
     ROWS_FIELD_NUMBER: _builtins.int
     TABLE_KEY_DTYPE_FIELD_NUMBER: _builtins.int
     TABLE_VALUE_SHAPE_FIELD_NUMBER: _builtins.int
+    DENSE_TABLE_FIELD_NUMBER: _builtins.int
+    MAX_LOAD_FACTOR_FIELD_NUMBER: _builtins.int
     container: _builtins.str
     name: _builtins.str
     dtype: _builtins.str
@@ -704,6 +706,11 @@ class ReplicaEntry(_message.Message):
     """A MutableHashTable (two tensors: its keys, then its values; `dtype` is the values'):
     its key dtype and the shape of one value ([] for scalars).
     """
+    dense_table: _builtins.bool
+    """A MutableDenseHashTable: four tensors (its buckets' keys, their values, its
+    empty_key, its deleted_key); rebuilt with as many buckets and this load factor.
+    """
+    max_load_factor: _builtins.float
     @_builtins.property
     def shape(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """the declared shape; -1 for an unknown dimension"""
@@ -721,10 +728,12 @@ class ReplicaEntry(_message.Message):
         rows: _builtins.bool = ...,
         table_key_dtype: _builtins.str = ...,
         table_value_shape: _abc.Iterable[_builtins.int] | None = ...,
+        dense_table: _builtins.bool = ...,
+        max_load_factor: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "dtype", b"dtype", "name", b"name", "rows", b"rows", "shape", b"shape", "shape_known", b"shape_known", "table_key_dtype", b"table_key_dtype", "table_value_shape", b"table_value_shape"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "dense_table", b"dense_table", "dtype", b"dtype", "max_load_factor", b"max_load_factor", "name", b"name", "rows", b"rows", "shape", b"shape", "shape_known", b"shape_known", "table_key_dtype", b"table_key_dtype", "table_value_shape", b"table_value_shape"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

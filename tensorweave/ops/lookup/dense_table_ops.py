@@ -45,6 +45,7 @@ class DenseHashTableResource(MutableHashTableResource):
                  deleted_key: np.ndarray, num_buckets: int, max_load_factor: float) -> None:
         super().__init__(name, key_dtype, value_dtype, value_shape)
         self.key_shape = tuple(empty_key.shape)
+        self.empty_key, self.deleted_key = np.array(empty_key), np.array(deleted_key)
         self.empty = self._key(empty_key)
         self.deleted = self._key(deleted_key)
         self.max_load_factor = max_load_factor
