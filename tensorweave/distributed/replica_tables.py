@@ -71,11 +71,12 @@ def same(before: Any, now: Table) -> bool:
 
 def entry(key: Key, res: MutableHashTableResource) -> pb.ReplicaEntry:
     """The put's entry for a table (its `tensor_count` tensors: `snapshot`'s)."""
-    dense = isinstance(res, DenseHashTableResource)
-    return pb.ReplicaEntry(container=key[0], name=key[1], dtype=res.value_dtype.name,
-                           table_key_dtype=res.key_dtype.name,
-                           table_value_shape=list(res.value_shape), dense_table=dense,
-                           max_load_factor=res.max_load_factor if dense else 0.0)
+    e = pb.ReplicaEntry(container=key[0], name=key[1], dtype=res.value_dtype.name,
+                        table_key_dtype=res.key_dtype.name,
+                        table_value_shape=list(res.value_shape))
+    if isinstance(res, DenseHashTableResource):
+        e.dense_table, e.max_load_factor = True, res.max_load_factor
+    return e
 
 
 def load(resources: ResourceMgr, e: pb.ReplicaEntry, contents: Table) -> bool:

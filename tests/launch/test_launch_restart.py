@@ -13,6 +13,7 @@ import sys
 import textwrap
 import threading
 import time
+from typing import Callable
 from pathlib import Path
 
 import pytest
@@ -204,6 +205,15 @@ def _job_of(pid: int) -> str | None:
     return json.loads(env[b"TF_CONFIG"])["task"]["type"] if b"TF_CONFIG" in env else None
 
 
+def _wait_for(proc: subprocess.Popen, out: list[str], ready: Callable[[], bool]) -> None:
+    """Until the job's step lines show global step 100 and `ready()` holds."""
+    deadline = time.monotonic() + 120
+    while max(map(int, re.findall(r"global step (\d+)", "".join(out))), default=0) < 100 \
+            or not ready():
+        assert proc.poll() is None and time.monotonic() < deadline, "".join(out)[-3000:]
+        time.sleep(0.02)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("standby", [False, True], ids=["incremental_checkpoint", "ps_standby"])
 @pytest.mark.transports("grpc", why=WHOLE_JOB)
@@ -229,18 +239,16 @@ def test_seed_trainer_finishes_after_its_ps_is_killed(tmp_path, standby):
              f"--checkpoint_dir={tmp_path / 'ckpt'}",
              "--save_checkpoint_steps=100000", "--log_every=10",
              *([] if standby else ["--save_incremental_checkpoint_secs=0.05"])],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=err_out, text=True)
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=err_out, text=True,
+            # a replica at most ~0.02 s behind: the bound below holds at any step rate
+            env=dict(os.environ, TENSORWEAVE_PS_REPLICA_SECS="0.02"))
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.extend(proc.stdout or []), daemon=True)
     reader.start()
     pids: set[int] = set()
+    incremental = tmp_path / "ckpt" / ".incremental_checkpoint" / "checkpoint"
     try:
-        deadline = time.monotonic() + 120
-        incremental = tmp_path / "ckpt" / ".incremental_checkpoint" / "checkpoint"
-        while max(map(int, re.findall(r"global step (\d+)", "".join(out))), default=0) < 100 \
-                or not (standby or incremental.exists()):
-            assert proc.poll() is None and time.monotonic() < deadline, "".join(out)[-3000:]
-            time.sleep(0.02)
+        _wait_for(proc, out, lambda: standby or incremental.exists())
         pids = _children(proc.pid)
         (ps,) = [p for p in pids if _job_of(p) == "ps"]
         # the newest incremental checkpoint's step (one saved after this only adds)
