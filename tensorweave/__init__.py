@@ -244,6 +244,12 @@ try:
         dynamic_partition as dynamic_partition, dynamic_stitch as dynamic_stitch)
     from tensorweave import contrib as contrib
     from tensorweave.contrib import lookup as lookup  # TF 1.15's tf.lookup: the same tables
+    # DeepRec's EmbeddingVariable API (tf.get_embedding_variable and its options)
+    from tensorweave.contrib.embedding_variable import (
+        CBFFilter as CBFFilter, CounterFilter as CounterFilter,
+        EmbeddingVariableOption as EmbeddingVariableOption, GlobalStepEvict as GlobalStepEvict,
+        InitializerOption as InitializerOption, L2WeightEvict as L2WeightEvict,
+        get_embedding_variable as get_embedding_variable)
 
     # --- SavedModel, MetaGraphDef (owner: saved-model helper) ---
     from tensorweave import saved_model as saved_model

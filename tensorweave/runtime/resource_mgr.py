@@ -18,6 +18,9 @@ class VariableResource:
     """The storage behind a variable: a NumPy array, or None until initialized."""
 
     __slots__ = ("name", "value", "lock", "dtype", "shape")
+    # Update kernels take `lock` even without use_locking (an EmbeddingVariable's rows:
+    # a lookup may grow the buffer under them).
+    always_lock = False
 
     def __init__(self, name: str, dtype: Any, shape: Any) -> None:
         self.name = name

@@ -29,11 +29,12 @@ from tensorweave.framework.tensor_shape import TensorShape
 __all__ = ["STANDARD_PS_OPS", "replica_device_setter", "GreedyLoadBalancingStrategy",
            "byte_size_load_fn"]
 
-# Op types that hold state a ps task should own (TF 1.x's list, in its order).
+# Op types that hold state a ps task should own (TF 1.x's list, in its order; then an
+# EmbeddingVariable's, as DeepRec's list adds its own).
 STANDARD_PS_OPS = (
     "Variable", "VariableV2", "AutoReloadVariable", "MutableHashTable",
     "MutableHashTableV2", "MutableHashTableOfTensors", "MutableHashTableOfTensorsV2",
-    "MutableDenseHashTable", "MutableDenseHashTableV2", "VarHandleOp")
+    "MutableDenseHashTable", "MutableDenseHashTableV2", "VarHandleOp", "KvVariable")
 
 DeviceFunction = Callable[[Any], str]
 

@@ -268,6 +268,8 @@ class Optimizer:
 
     def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
         """`var`'s slot `slot_name` ("<var>/<op_name>"), zeros like `var`; made once."""
+        if hasattr(var, "_embedding_slot"):   # an EmbeddingVariable: a table over its ids
+            return self._slot_once(var, slot_name, lambda: var._embedding_slot(op_name, 0.0))
         return self._slot_once(var, slot_name, lambda: create_zeros_slot(var, op_name))
 
     def _get_or_make_slot(self, var: Variable, val: Any, slot_name: str,
@@ -279,6 +281,9 @@ class Optimizer:
                        op_name: str) -> Variable:
         """`var`'s slot `slot_name` filled with `value`, made once; for a variable whose
         shape is only known at run time, of that run-time shape (as TF's Adagrad)."""
+        if hasattr(var, "_embedding_slot"):   # an EmbeddingVariable: a table over its ids
+            return self._slot_once(var, slot_name,
+                                   lambda: var._embedding_slot(op_name, value))
         dtype = var.dtype.base_dtype
         shape = var.get_shape()
         if shape.is_fully_defined():

@@ -28,6 +28,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape, dimension_value
 from tensorweave.ops import array as array_ops
 from tensorweave.ops.array import core_ops
+from tensorweave.ops.lookup.hash_ops import string_to_hash_bucket_fast
 from tensorweave.ops.math import clip_ops, math_ops
 from tensorweave.ops.nn import shard_ids_ops
 
@@ -201,7 +202,8 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
     g = get_default_graph()
     with name_scope(name, "embedding_lookup", params + [ids]) as scope:
         ids = convert_to_tensor(ids, name="ids")
-        if not ids.dtype.base_dtype.is_integer:
+        if not ids.dtype.base_dtype.is_integer and not (
+                ids.dtype.base_dtype == _dt.string and hasattr(params[0], "_lookup")):
             raise TypeError(f"embedding_lookup: ids must be int32/int64, got "
                             f"{ids.dtype.name} ({ids.name}).")
         if len(params) == 1:
@@ -230,7 +232,18 @@ def _sharded_lookup(g: Any, params: list[Any], ids: Tensor, strategy: str,
     n = len(params)
     flat_ids = array_ops.reshape(ids, [-1])
     total = _static_rows(params)
-    if strategy == "mod" or total is not None and total >= n:  # one op (shard_ids_ops)
+    if getattr(params[0], "_lookup", None) is not None:
+        # EmbeddingVariable parts: keyed by the ids themselves, spread by id % n (a
+        # string by its hash), whatever the strategy: they have no rows to divide.
+        positions = array_ops.range(array_ops.size(flat_ids))
+        if flat_ids.dtype.base_dtype == _dt.string:
+            shard = string_to_hash_bucket_fast(flat_ids, n)
+        else:
+            shard = flat_ids % _const(n, flat_ids.dtype.base_dtype)
+        shard = math_ops.cast(shard, _dt.int32)
+        shard_ids = dynamic_partition(flat_ids, shard, n)
+        shard_positions = dynamic_partition(positions, shard, n)
+    elif strategy == "mod" or total is not None and total >= n:  # one op (shard_ids_ops)
         shard_ids, shard_positions = shard_ids_ops.shard_ids(flat_ids, n, strategy,
                                                              total or 0)
     else:
@@ -264,6 +277,9 @@ def gather_rows(param: Any, ids: Any, name: str | None = None) -> Tensor:
     Example:
         >>> rows = gather_rows(tf.Variable(tf.zeros([10, 4])), [1, 3])
     """
+    lookup = getattr(param, "_lookup", None)
+    if lookup is not None:   # an EmbeddingVariable: its rows by id, admitting new ids
+        return lookup(ids, name=name)
     if not hasattr(param, "_ref"):
         return array_ops.gather(param, ids, name=name)
     ids = convert_to_tensor(ids, name="indices")

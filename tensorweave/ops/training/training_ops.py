@@ -143,7 +143,7 @@ def _apply_kernel(op_type: str, names: list[str], refs: list[str], hypers: list[
 
     def kernel(*args: Any, **kw: Any) -> VariableResource:
         var: VariableResource = args[0]
-        lock = var.lock if kw["use_locking"] else _NO_LOCK
+        lock = var.lock if kw["use_locking"] or var.always_lock else _NO_LOCK
         with gated_update(var), lock:  # a checkpoint sees var and slots from one moment
             arrays = {r: args[i].read() for r, i in ref_pos}
             v = arrays["var"]

@@ -1,0 +1,221 @@
+"""DeepRec's EmbeddingVariable (issue 34, first part): `tf.get_embedding_variable`, its
+lookups, optimizer updates, admission filter, eviction and checkpoints.
+
+Specification: DeepRec's docs/docs_en/Embedding-Variable.md, Feature-Filter.md,
+Feature-Eviction.md and Embedding-Variable-Export-Format.md (what they state: a table
+that grows with the ids, the doc example's values, rows of ids not admitted read
+default_value_no_permission and are not trained, eviction at save, `-keys`/`-values`/
+`-freqs`/`-versions` in checkpoints). Our own words and values; the optimizer updates
+are checked against the same model on a dense variable.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+pytestmark = pytest.mark.usefixtures("fresh_graph")
+
+IDS = [[0, 1, 2, 5, 6, 7], [5, 7, 7, 9], [0, 9, 2]]
+
+
+def test_deeprec_doc_example_values():
+    var = tf.get_embedding_variable("var_0", embedding_dim=3,
+                                    initializer=tf.ones_initializer(tf.float32))
+    emb = tf.nn.embedding_lookup(var, tf.cast([0, 1, 2, 5, 6, 7], tf.int64))
+    loss = tf.reduce_sum(tf.multiply(emb, 2.0))
+    opt = tf.train.AdagradOptimizer(0.1)
+    train = opt.apply_gradients(opt.compute_gradients(loss))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = [sess.run([emb, train, loss])[::2] for _ in range(3)]
+    # Adagrad from 0.1 with gradient 2 each step: 1 -> 0.90122706 -> 0.8309542
+    np.testing.assert_allclose([g[0][0, 0] for g in got], [1.0, 0.90122706, 0.8309542],
+                               rtol=1e-6)
+    np.testing.assert_allclose([g[1] for g in got], [36.0, 32.444176, 29.914352], rtol=1e-6)
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda: tf.train.GradientDescentOptimizer(0.3),
+    lambda: tf.train.AdagradOptimizer(0.2),
+    lambda: tf.train.AdamOptimizer(0.05),
+    lambda: tf.train.MomentumOptimizer(0.1, 0.9),
+    lambda: tf.train.RMSPropOptimizer(0.05),
+    lambda: tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01),
+    lambda: tf.train.ProximalAdagradOptimizer(0.1),
+], ids=["sgd", "adagrad", "adam", "momentum", "rmsprop", "ftrl", "proximal_adagrad"])
+def test_updates_match_the_same_model_on_a_dense_variable(make_opt):
+    start = np.random.default_rng(3).normal(size=[16, 4]).astype(np.float32)
+    ids = tf.placeholder(tf.int64, [None])
+    target = tf.constant(np.linspace(-1, 1, 4, dtype=np.float32))
+    ev = tf.get_embedding_variable(
+        "ev", 4, initializer=tf.constant_initializer(start),
+        ev_option=tf.EmbeddingVariableOption(tf.InitializerOption(default_value_dim=16)))
+    dense = tf.get_variable("dense", initializer=start)
+    losses = [tf.reduce_sum(tf.square(tf.nn.embedding_lookup(v, ids) - target))
+              for v in (ev, dense)]
+    trains = [make_opt().minimize(loss) for loss in losses]
+    look = [tf.nn.embedding_lookup(v, [0, 1, 2, 5, 6, 7, 9]) for v in (ev, dense)]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for batch in IDS * 3:
+            sess.run(trains, {ids: batch})
+        got_ev, got_dense = sess.run(look)
+    np.testing.assert_allclose(got_ev, got_dense, rtol=2e-6, atol=1e-7)
+
+
+def test_memory_follows_the_ids_seen_not_a_vocabulary():
+    ev = tf.get_embedding_variable("ev", 2, initializer=tf.ones_initializer())
+    ids = tf.constant([10**15, -3, 7, 10**15], tf.int64)
+    rows = tf.nn.embedding_lookup(ev, ids)
+    keys = ev.saveable_objects()[0].specs[0].tensor
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(rows), np.ones([4, 2]))
+        assert sorted(sess.run(keys).tolist()) == [-3, 7, 10**15]
+
+
+def test_counter_filter_admits_after_filter_freq_lookups():
+    option = tf.EmbeddingVariableOption(
+        init_option=tf.InitializerOption(default_value_no_permission=-5.0),
+        filter_option=tf.CounterFilter(filter_freq=3))
+    ev = tf.get_embedding_variable("ev", 2, initializer=tf.ones_initializer(),
+                                   ev_option=option)
+    ids = tf.placeholder(tf.int64, [None])
+    rows = tf.nn.embedding_lookup(ev, ids)
+    train = tf.train.GradientDescentOptimizer(1.0).minimize(tf.reduce_sum(rows))
+    keys = ev.saveable_objects()[0].specs[0].tensor
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        seen = [sess.run([rows, train], {ids: [4]})[0][0, 0] for _ in range(2)]
+        assert seen == [-5.0, -5.0] and sess.run(keys).size == 0   # not admitted, untrained
+        sess.run(train, {ids: [4, 8]})   # the third lookup of 4 admits it (ones) and trains it
+        np.testing.assert_array_equal(sess.run(rows, {ids: [4, 8]}), [[0.0, 0.0], [-5, -5]])
+        assert sess.run(keys).tolist() == [4]
+
+
+def test_string_keys():
+    ev = tf.get_embedding_variable("words", 3, key_dtype=tf.string,
+                                   initializer=tf.zeros_initializer())
+    words = tf.placeholder(tf.string, [None])
+    rows = tf.nn.embedding_lookup(ev, words)
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(-tf.reduce_sum(rows))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {words: ["cat", "dog", "cat"]})
+        np.testing.assert_allclose(sess.run(rows, {words: ["cat", "dog", "emu"]}),
+                                   [[1.0] * 3, [0.5] * 3, [0.0] * 3])
+
+
+def _trained(tmp_path, evict=None, steps=4):
+    option = tf.EmbeddingVariableOption(evict_option=evict)
+    step = tf.train.get_or_create_global_step()
+    ev = tf.get_embedding_variable("emb", 2, initializer=tf.ones_initializer(),
+                                   ev_option=option)
+    ids = tf.placeholder(tf.int64, [None])
+    rows = tf.nn.embedding_lookup(ev, ids)
+    train = tf.train.AdagradOptimizer(0.1).minimize(tf.reduce_sum(rows), global_step=step)
+    return ev, ids, rows, train, step
+
+
+def test_checkpoint_holds_deeprecs_layout_and_restores(tmp_path):
+    ev, ids, rows, train, step = _trained(tmp_path)
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for batch in ([1, 2], [2, 3], [3]):
+            sess.run(train, {ids: batch})
+        path = saver.save(sess, str(tmp_path / "model.ckpt"))
+        want = sess.run(rows, {ids: [1, 2, 3]})
+        sess.run(train, {ids: [4, 1]})   # after the save: id 4 is new, id 1 moves on
+        saver.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(rows, {ids: [1, 2, 3]}), want)
+        keys = ev.saveable_objects()[0].specs[0].tensor
+        assert sorted(sess.run(keys).tolist()) == [1, 2, 3]   # id 4 went with the restore
+    names = dict(tf.train.list_variables(path))
+    for part in ("keys", "values", "freqs", "versions"):
+        assert f"emb-{part}" in names and f"emb/Adagrad-{part}" in names
+    assert names["emb-values"] == [3, 2]
+    np.testing.assert_array_equal(sorted(tf.train.load_variable(path, "emb-keys")), [1, 2, 3])
+    freqs = dict(zip(tf.train.load_variable(path, "emb-keys"),
+                     tf.train.load_variable(path, "emb-freqs")))
+    assert freqs == {1: 1, 2: 2, 3: 2}
+
+
+def test_global_step_eviction_happens_at_save(tmp_path):
+    ev, ids, rows, train, step = _trained(tmp_path, tf.GlobalStepEvict(steps_to_live=2))
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for batch in ([1], [2], [3], [4]):   # looked up at global steps 0, 1, 2, 3
+            sess.run(train, {ids: batch})
+        keys = ev.saveable_objects()[0].specs[0].tensor
+        path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=step)
+        # at step 4, ids last seen before step 2 are dropped
+        assert sorted(tf.train.load_variable(path, "emb-keys").tolist()) == [3, 4]
+        assert sorted(sess.run(keys).tolist()) == [3, 4]
+
+
+def test_l2_weight_eviction():
+    ev = tf.get_embedding_variable(
+        "ev", 2, initializer=tf.ones_initializer(),
+        ev_option=tf.EmbeddingVariableOption(evict_option=tf.L2WeightEvict(0.5)))
+    ids = tf.placeholder(tf.int64, [None])
+    rows = tf.nn.embedding_lookup(ev, ids)
+    train = tf.train.GradientDescentOptimizer(0.4).minimize(tf.reduce_sum(rows))
+    keys = ev.saveable_objects()[0].specs[0].tensor
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        # L2 norms: id 1's row 0.6, 0.6 -> 0.85; id 2's 0.2, 0.2 -> 0.28
+        sess.run(train, {ids: [1, 2, 2]})
+        assert sorted(sess.run(keys).tolist()) == [1]   # an export is a save: evicts
+
+
+def test_refused_arguments_say_what_to_do():
+    with pytest.raises(ValueError, match="regularizer is not supported"):
+        tf.get_embedding_variable("ev", 2, regularizer=lambda x: x)
+    with pytest.raises(TypeError, match="key_dtype must be int64, int32 or string"):
+        tf.get_embedding_variable("ev2", 2, key_dtype=tf.float32)
+
+
+def test_partitioned_by_id_mod_partitions(tmp_path):
+    ev = tf.get_embedding_variable("emb", 2, initializer=tf.ones_initializer(),
+                                   partitioner=tf.fixed_size_partitioner(3))
+    assert [p.op.name for p in ev] == ["emb/part_0", "emb/part_1", "emb/part_2"]
+    ids = tf.placeholder(tf.int64, [None])
+    rows = tf.nn.embedding_lookup(ev, ids)
+    train = tf.train.GradientDescentOptimizer(1.0).minimize(tf.reduce_sum(rows))
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {ids: [3, 4, 5, 300000000000]})
+        # (a lookup admits: 7 joins part 1)
+        np.testing.assert_array_equal(sess.run(rows, {ids: [4, 7]}), [[0, 0], [1, 1]])
+        path = saver.save(sess, str(tmp_path / "model.ckpt"))
+    keys = {i: sorted(tf.train.load_variable(path, f"emb/part_{i}-keys").tolist())
+            for i in range(3)}
+    assert keys == {0: [3, 300000000000], 1: [4, 7], 2: [5]}
+
+
+@pytest.mark.cluster_shape(ps=2, workers=1)
+def test_on_two_ps_tasks(inprocess_cluster, tmp_path):
+    spec, servers = inprocess_cluster
+    with tf.device(tf.train.replica_device_setter(cluster=spec)):
+        ev = tf.get_embedding_variable("emb", 2, initializer=tf.ones_initializer(),
+                                       partitioner=tf.fixed_size_partitioner(2))
+        ids = tf.placeholder(tf.int64, [None])
+        rows = tf.nn.embedding_lookup(ev, ids)
+        train = tf.train.AdagradOptimizer(0.5).minimize(tf.reduce_sum(rows))
+    assert [p.device for p in ev] == ["/job:ps/task:0", "/job:ps/task:1"]
+    saver = tf.train.Saver(sharded=True)
+    with tf.Session(servers[("worker", 0)].target) as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(train, {ids: [10, 11, 12]})
+        want = sess.run(rows, {ids: [10, 11, 12]})
+        path = saver.save(sess, str(tmp_path / "model.ckpt"))
+        sess.run(tf.global_variables_initializer())
+        saver.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(rows, {ids: [10, 11, 12]}), want)
+    assert want[0, 0] < 1.0
