@@ -219,3 +219,20 @@ def test_on_two_ps_tasks(inprocess_cluster, tmp_path):
         saver.restore(sess, path)
         np.testing.assert_array_equal(sess.run(rows, {ids: [10, 11, 12]}), want)
     assert want[0, 0] < 1.0
+
+
+def test_sparse_lookups_on_a_partitioned_table():
+    ev = tf.get_embedding_variable("ev", 2, initializer=tf.ones_initializer(),
+                                   partitioner=tf.fixed_size_partitioner(2))
+    sp = tf.SparseTensor(indices=[[0, 0], [0, 1], [1, 0]],
+                         values=tf.constant([10, 11, 12], tf.int64), dense_shape=[2, 2])
+    summed = tf.nn.embedding_lookup_sparse(ev, sp, None, combiner="sum")
+    mean = tf.nn.safe_embedding_lookup_sparse(ev, sp, combiner="mean")
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(tf.reduce_sum(summed))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got_sum, got_mean = sess.run([summed, mean])
+        np.testing.assert_array_equal(got_sum, [[2, 2], [1, 1]])
+        np.testing.assert_array_equal(got_mean, [[1, 1], [1, 1]])
+        sess.run(train)
+        np.testing.assert_array_equal(sess.run(summed), [[1, 1], [0.5, 0.5]])
