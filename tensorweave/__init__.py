@@ -245,7 +245,7 @@ try:
     from tensorweave import contrib as contrib
     from tensorweave.contrib import lookup as lookup  # TF 1.15's tf.lookup: the same tables
     # DeepRec's EmbeddingVariable API (tf.get_embedding_variable and its options)
-    from tensorweave.contrib.embedding_variable import (
+    from tensorweave.train.embedding_variable import (
         CBFFilter as CBFFilter, CounterFilter as CounterFilter,
         EmbeddingVariableOption as EmbeddingVariableOption, GlobalStepEvict as GlobalStepEvict,
         InitializerOption as InitializerOption, L2WeightEvict as L2WeightEvict,
@@ -401,6 +401,7 @@ try:
 
     from tensorweave.base import lazy as _lazy  # noqa: E402
     _LAZY = {"estimator": "tensorweave.estimator", "distribute": "tensorweave.distribute",
+             "dtypes": "tensorweave.dtypes",
              "test": "tensorweave.testing.tf_test", "keras": "tensorweave.keras",
              "layers": "tensorweave.layers", "feature_column": "tensorweave.feature_column"}
 

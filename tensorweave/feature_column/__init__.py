@@ -11,6 +11,7 @@ Example:
     ...     features, [tf.feature_column.embedding_column(city, 8)])
 """
 from tensorweave.feature_column.categorical import (
+    categorical_column_with_embedding as categorical_column_with_embedding,
     categorical_column_with_hash_bucket as categorical_column_with_hash_bucket,
     categorical_column_with_identity as categorical_column_with_identity,
     categorical_column_with_vocabulary_list as categorical_column_with_vocabulary_list,

@@ -1,4 +1,5 @@
-"""Categorical columns: hash bucket, vocabulary list, identity, crossed.
+"""Categorical columns: hash bucket, vocabulary list, identity, crossed; DeepRec's
+categorical_column_with_embedding (open-ended ids, for an EmbeddingVariable).
 
 Each yields sparse int64 ids in [0, num_buckets) per example, with the ids TF 1.x
 computes (farmhash Fingerprint64 hashing, TF's cross hashing).
@@ -26,6 +27,8 @@ from tensorweave.ops import array as array_ops
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.feature_column.builder import FeatureBuilder, map_values, to_sparse_ids
+from tensorweave.state.partitioned_variables import fixed_size_partitioner
+from tensorweave.train.embedding_variable import EmbeddingVariableOption, get_embedding_variable
 
 
 IdWeightPair = collections.namedtuple("IdWeightPair", ("id_tensor", "weight_tensor"))
@@ -116,6 +119,64 @@ class HashedCategoricalColumn(CategoricalColumn):
         values = sp.values if self.dtype == _dt.string else as_string(sp.values)
         return map_values(sp, string_to_hash_bucket_fast(values, self.hash_bucket_size,
                                                          name="lookup"))
+
+
+@dataclass(frozen=True)
+class EmbeddingCategoricalColumn(CategoricalColumn):
+    """DeepRec's column over an EmbeddingVariable: its ids are the values themselves
+    (any int64, or strings), no vocabulary and no hashing; an `embedding_column` of it
+    looks them up in a table that grows with them (`tf.get_embedding_variable`)."""
+    key: str
+    dtype: Any
+    partition_num: int | None
+    ev_option: Any
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.key
+
+    @property
+    def _num_buckets(self) -> int:
+        raise ValueError(f"Column {self.key!r} is categorical_column_with_embedding: it has "
+                         "no number of buckets (its ids are open-ended); use it through "
+                         "embedding_column.")
+
+    @property
+    def _parse_example_spec(self) -> dict[str, Any]:
+        return {self.key: VarLenFeature(self.dtype)}
+
+    def _transform_feature(self, builder: FeatureBuilder) -> SparseTensor:
+        sp = _ids_input(builder, self.key, self.dtype)
+        if self.dtype != _dt.string and sp.values.dtype.base_dtype != _dt.int64:
+            sp = map_values(sp, math_ops.cast(sp.values, _dt.int64))
+        return sp
+
+    def _embedding_table(self, dimension: int, initializer: Any, trainable: bool) -> Any:
+        """The EmbeddingVariable (a list of parts with partition_num) of its embedding."""
+        partitioner = fixed_size_partitioner(self.partition_num) if self.partition_num \
+            else None
+        return get_embedding_variable(
+            "embedding_weights", dimension,
+            key_dtype=_dt.string if self.dtype == _dt.string else _dt.int64,
+            initializer=initializer, trainable=trainable, partitioner=partitioner,
+            ev_option=self.ev_option)
+
+
+def categorical_column_with_embedding(key: str, dtype: Any = _dt.string,
+                                      partition_num: int | None = None,
+                                      ev_option: Any = None) -> EmbeddingCategoricalColumn:
+    """DeepRec's `tf.feature_column.categorical_column_with_embedding`: ids used as they
+    are, embedded by an EmbeddingVariable (`partition_num` parts over the ps tasks,
+    `ev_option` its filter, eviction and initializer options).
+
+    Example:
+        >>> col = tf.feature_column.categorical_column_with_embedding("user", tf.int64)
+        >>> emb = tf.feature_column.embedding_column(col, dimension=8)
+    """
+    _check_key(key)
+    return EmbeddingCategoricalColumn(key, _check_dtype(dtype, key),
+                                      int(partition_num) if partition_num else None,
+                                      ev_option or EmbeddingVariableOption())
 
 
 def categorical_column_with_hash_bucket(key: str, hash_bucket_size: int,

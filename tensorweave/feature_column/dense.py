@@ -318,7 +318,11 @@ class EmbeddingColumn(DenseColumn):
 
     def _embedding_weights(self, weight_collections: Any, trainable: bool) -> Any:
         """The embedding variable, in the current variable scope (its partitioner
-        splits it over the ps tasks)."""
+        splits it over the ps tasks); of categorical_column_with_embedding, an
+        EmbeddingVariable."""
+        table = getattr(self.categorical_column, "_embedding_table", None)
+        if table is not None:
+            return table(self.dimension, self.initializer, self.trainable and trainable)
         return get_variable("embedding_weights",
                             shape=[self.categorical_column._num_buckets, self.dimension],
                             dtype=_dt.float32, initializer=self.initializer,

@@ -236,3 +236,39 @@ def test_sparse_lookups_on_a_partitioned_table():
         np.testing.assert_array_equal(got_mean, [[1, 1], [1, 1]])
         sess.run(train)
         np.testing.assert_array_equal(sess.run(summed), [[1, 1], [0.5, 0.5]])
+
+
+@pytest.mark.parametrize("partition_num", [None, 2])
+def test_categorical_column_with_embedding_trains_as_an_identity_column(partition_num):
+    # DeepRec's doc example (input_layer, Ftrl), checked against the same model on
+    # categorical_column_with_identity: the same rows for the same ids.
+    sp = tf.SparseTensor(indices=[[0, 0], [1, 1], [2, 2], [3, 3], [4, 4]],
+                         values=tf.cast([1, 2, 3, 4, 5], tf.dtypes.int64),
+                         dense_shape=[5, 5])
+    cols = [tf.feature_column.categorical_column_with_embedding(
+                "col_emb", dtype=tf.dtypes.int64, partition_num=partition_num),
+            tf.feature_column.categorical_column_with_identity("col_emb", 8)]
+    outs, trains = [], []
+    for i, col in enumerate(cols):
+        with tf.variable_scope(f"m{i}"):
+            emb = tf.feature_column.input_layer({"col_emb": sp}, [
+                tf.feature_column.embedding_column(col, dimension=3,
+                                                   initializer=tf.ones_initializer())])
+        opt = tf.train.FtrlOptimizer(0.1, l1_regularization_strength=2.0,
+                                     l2_regularization_strength=0.00001)
+        outs.append(emb)
+        trains.append(opt.minimize(tf.reduce_sum(emb * 2.0)))
+    assert "m0/input_layer/col_emb_embedding/embedding_weights" in \
+        [v.op.name.split("/part_")[0] for v in tf.global_variables()]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(trains)
+        got_ev, got_dense = sess.run(outs)
+    np.testing.assert_allclose(got_ev, got_dense, rtol=1e-6)
+    assert got_ev[0, 0] < 1.0
+
+
+def test_tf_dtypes_module():
+    assert tf.dtypes.int64 is tf.int64 and tf.dtypes.as_dtype("float32") is tf.float32
+    assert tf.dtypes.cast is tf.cast

@@ -331,7 +331,9 @@ def _(ref: Tensor, global_step: Tensor, *, key_dtype: Any) -> Any:
 def _(ref: Any, global_step: Any, *, key_dtype: Any) -> tuple:
     res = _resource(ref, "KvExport")
     index = res.index
-    with gated_update(res), index.lock:
+    # No update-gate hold: a save runs this with the task's gate paused by its own step
+    # (a hold would wait for that pause); the index's lock orders it with updates.
+    with index.lock:
         index.evict(int(np.asarray(global_step)))   # as DeepRec: eviction happens at save
         keys, rows = index.live()
         values = res.read()[rows].copy()

@@ -119,7 +119,8 @@ class EmbeddingVariable(Variable):
         evict = ev_option.evict_option
         if isinstance(evict, GlobalStepEvict) and evict.steps_to_live:
             steps_to_live = evict.steps_to_live
-        var_name = g.unique_name(name, mark_as_used=False)
+        with g.name_scope(None):   # named by variable scope only, as get_variable's
+            var_name = g.unique_name(name, mark_as_used=False)
         with g.as_default(), g.control_dependencies(None):
             with g.name_scope(var_name + "/"):
                 init = convert_to_tensor(defaults() if callable(defaults) else defaults,
