@@ -25,10 +25,17 @@ class DType:
 
     __slots__ = ("_enum", "_name", "_np")
 
-    def __init__(self, enum: int, name: str, np_type: Any) -> None:
-        self._enum = enum
-        self._name = name
-        self._np = np_type
+    def __init__(self, type_enum: int, name: str | None = None, np_type: Any = None) -> None:
+        # TF's signature is DType(type_enum): the name and NumPy type follow from it.
+        if name is None:
+            known = _BY_ENUM.get(int(type_enum))
+            if known is None:
+                raise TypeError(f"Did not find type_enum {type_enum!r} among the DataType "
+                                "values tensorweave knows (types_pb2.DataType).")
+            name, np_type = known.name, known.as_numpy_dtype
+        self._enum = type_enum
+        self._name: str = name
+        self._np: Any = np_type
 
     @property
     def name(self) -> str:

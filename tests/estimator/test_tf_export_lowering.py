@@ -277,7 +277,8 @@ NOT_LOWERED = {"FunctionalScan", "FunctionalScanGrad", "WhileGrad", "Initialized
                "TensorArrayFlowGradGather", "TensorArrayFlowGradScatter",
                "TensorArrayFlowGradSplit", "TensorArrayFlowNew", "TensorArrayFlowRead",
                "TensorArrayFlowScatter", "TensorArrayFlowSize", "TensorArrayFlowSplit",
-               "TensorArrayFlowWrite", "TensorArrayFlowZeros"}
+               "TensorArrayFlowWrite", "TensorArrayFlowZeros",
+               "KvVariable", "KvInitialize", "KvGather", "KvExport", "KvImport"}
 
 
 def test_every_op_of_ours_tensorflow_lacks_is_lowered_or_listed():

@@ -30,7 +30,6 @@ REFERENCE = TEST_DATA / "tf_api_signatures.json"
 ALLOWED: dict[str, str] = {
     # Constructors that TF programs never call: TF builds these from NodeDefs and op
     # outputs; programs get them from ops, tf.as_dtype and Dataset.make_*_iterator.
-    "DType": "built from our dtype table (enum, name, numpy type); use tf.as_dtype",
     "Operation": "TF's takes a NodeDef; ops are made by op functions / Graph.create_op",
     "Tensor": "TF's takes (op, value_index, dtype); tensors are op outputs",
     "data.Iterator": "TF's takes a resource and the 3 structure parts; use from_structure",
