@@ -33,7 +33,7 @@ tensorweave cannot import back), the sync-replicas accumulator status ops, tf.Te
 TensorArrayFlow* ops (TF's form is TensorArrayV3 or TensorList ops inside a TF While, which
 needs While lowered first), DenseHashTable (TF's MutableDenseHashTable has no deleted_key
 input), LookupTableRemove (TF has only the resource-handle LookupTableRemoveV2) and
-DeepRec's EmbeddingVariable ops (KvVariable, KvInitialize, KvGather, KvExport, KvImport:
+DeepRec's EmbeddingVariable ops (KvVariable, KvInitialize, KvGather, KvExport, KvImport, KvRestore:
 stock TF has no such table; only DeepRec reads them); the exporters prune them or name
 them (`check_tensorflow_ops`).
 

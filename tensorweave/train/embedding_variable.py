@@ -25,6 +25,7 @@ Example:
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tensorweave.framework import dtypes as _dt
@@ -33,6 +34,7 @@ from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.math.math_ops import cast
+from tensorweave.ops.state import kv_checkpoint_ops as kv_ckpt
 from tensorweave.ops.state import kv_variable_ops as kv
 from tensorweave.state import init_ops
 from tensorweave.state import variable_policies as _policies
@@ -142,6 +144,7 @@ class EmbeddingVariable(Variable):
                 self._snapshot = core_ops.identity(self._variable, name="read")
         self._initial_value = init
         self._primary = primary
+        self._partition = (0, 1)   # (part, parts): set by get_embedding_variable
         self._option = ev_option
         self._embedding_dim = int(embedding_dim)
         self._synchronization, self._aggregation, trainable = _policies.resolve(
@@ -198,7 +201,7 @@ class _EmbeddingSaveable(SaveableObject):
                 convert_to_tensor(-1, dtype=_dt.int64)
             if step.dtype.base_dtype != _dt.int64:
                 step = cast(step, _dt.int64)
-            outs = kv.kv_export(ev._ref(), step, ev.key_dtype)
+            outs = kv_ckpt.kv_export(ev._ref(), step, ev.key_dtype)
         name = ev.op.name
         specs = [SaveSpec(t, "", f"{name}-{part}")
                  for t, part in zip(outs, ("keys", "values", "freqs", "versions"))]
@@ -207,7 +210,19 @@ class _EmbeddingSaveable(SaveableObject):
     def restore(self, restored_tensors: list[Tensor], restored_shapes: Any) -> Any:
         ev = self.op
         with ev.graph.colocate_with(ev.op):
-            return kv.kv_import(ev._ref(), *restored_tensors)
+            return kv_ckpt.kv_import(ev._ref(), *restored_tensors)
+
+    def restore_from_file(self, filename: Tensor) -> Any:
+        """The Saver's restore: this part's ids from the saved table of the same name,
+        whatever number of parts it was saved with (`KvRestore`)."""
+        ev = self.op
+        primary = ev._primary if ev._primary is not None else ev
+        base = re.sub(r"/part_\d+$", "", primary.op.name)
+        pattern = re.escape(base) + r"(?:/part_\d+)?" + \
+            re.escape(ev.op.name[len(primary.op.name):])
+        part, parts = primary._partition
+        with ev.graph.colocate_with(ev.op):
+            return kv_ckpt.kv_restore(ev._ref(), filename, pattern, part, parts)
 
 
 def get_embedding_variable(name: str, embedding_dim: int, key_dtype: Any = _dt.int64,
@@ -255,7 +270,10 @@ def get_embedding_variable(name: str, embedding_dim: int, key_dtype: Any = _dt.i
         return make(full)
     parts = partitioner(shape=_PartitionShape(embedding_dim), dtype=dtype)
     n = int(parts[0]) if parts else 1
-    return EmbeddingPartitions([make(f"{full}/part_{i}") for i in range(n)], full)
+    made = [make(f"{full}/part_{i}") for i in range(n)]
+    for i, ev in enumerate(made):
+        ev._partition = (i, n)
+    return EmbeddingPartitions(made, full)
 
 
 class _PartitionShape(list):

@@ -122,7 +122,8 @@ class BaseSaverBuilder:
 
 def build_saveable_restores(saveables: list[SaveableObject], filename: Tensor
                             ) -> list[Operation]:
-    """Per saveable: read its specs' tensors (TF's RestoreV2, either format), call restore().
+    """Per saveable: read its specs' tensors (TF's RestoreV2, either format), call restore();
+    a saveable with `restore_from_file(filename)` makes its own restore op instead.
 
     Returns:
         The ops restore_all must wait for.
@@ -130,6 +131,11 @@ def build_saveable_restores(saveables: list[SaveableObject], filename: Tensor
     g = get_default_graph()
     out: list[Operation] = []
     for s in saveables:
+        from_file = getattr(s, "restore_from_file", None)
+        if from_file is not None:   # reads the checkpoint itself (it finds its tensors)
+            with g.device(s.device), g.name_scope("restore_" + _scope_name(s.name)):
+                out.append(from_file(filename))
+            continue
         with g.device(s.device), g.name_scope("restore_" + _scope_name(s.name)):
             names = constant([spec.name for spec in s.specs], name="tensor_names")
             slices = constant(["" for _ in s.specs], name="shape_and_slices")

@@ -272,3 +272,48 @@ def test_categorical_column_with_embedding_trains_as_an_identity_column(partitio
 def test_tf_dtypes_module():
     assert tf.dtypes.int64 is tf.int64 and tf.dtypes.as_dtype("float32") is tf.float32
     assert tf.dtypes.cast is tf.cast
+
+
+@pytest.mark.parametrize("saved_parts, restored_parts", [(3, 1), (3, 2), (1, 4), (2, 2)])
+def test_restores_onto_another_number_of_partitions(tmp_path, saved_parts, restored_parts):
+    ids_seen = [1, 2, 3, 4, 5, 6, 7, 10**12]
+
+    def build(parts):
+        kw = {"partitioner": tf.fixed_size_partitioner(parts)} if parts > 1 else {}
+        ev = tf.get_embedding_variable("emb", 2, initializer=tf.ones_initializer(), **kw)
+        ids = tf.placeholder(tf.int64, [None])
+        rows = tf.nn.embedding_lookup(ev, ids)
+        opt = tf.train.AdagradOptimizer(0.3)
+        train = opt.minimize(tf.reduce_sum(rows * tf.constant([1.0, -2.0])))
+        return ev, ids, rows, train
+
+    with tf.Graph().as_default():
+        _, ids, rows, train = build(saved_parts)
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for i in range(4):
+                sess.run(train, {ids: ids_seen[i:i + 5]})
+            want = sess.run(rows, {ids: ids_seen})
+            sess.run(train, {ids: ids_seen})
+            want_next = sess.run(rows, {ids: ids_seen})   # one more Adagrad step
+            saver.save(sess, str(tmp_path / "model.ckpt"))
+    with tf.Graph().as_default():
+        ev, ids, rows, train = build(restored_parts)
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            saver.restore(sess, str(tmp_path / "model.ckpt"))
+            np.testing.assert_allclose(sess.run(rows, {ids: ids_seen}), want_next)
+            assert want[0, 0] != want_next[0, 0]
+            # the Adagrad accumulators came along: the next step is the same one
+            sess.run(train, {ids: ids_seen})
+            got = sess.run(rows, {ids: ids_seen})
+    with tf.Graph().as_default():
+        _, ids, rows, train = build(saved_parts)
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            saver.restore(sess, str(tmp_path / "model.ckpt"))
+            sess.run(train, {ids: ids_seen})
+            np.testing.assert_allclose(got, sess.run(rows, {ids: ids_seen}), rtol=1e-6)

@@ -278,7 +278,7 @@ NOT_LOWERED = {"FunctionalScan", "FunctionalScanGrad", "WhileGrad", "Initialized
                "TensorArrayFlowGradSplit", "TensorArrayFlowNew", "TensorArrayFlowRead",
                "TensorArrayFlowScatter", "TensorArrayFlowSize", "TensorArrayFlowSplit",
                "TensorArrayFlowWrite", "TensorArrayFlowZeros",
-               "KvVariable", "KvInitialize", "KvGather", "KvExport", "KvImport"}
+               "KvVariable", "KvInitialize", "KvGather", "KvExport", "KvImport", "KvRestore"}
 
 
 def test_every_op_of_ours_tensorflow_lacks_is_lowered_or_listed():

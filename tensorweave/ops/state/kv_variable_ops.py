@@ -2,7 +2,7 @@
 
 KvVariable makes (or finds) the table on its device; KvInitialize gives it its default
 rows; KvGather looks ids up (admitting new ones, counting their frequency, stamping the
-global step); KvExport / KvImport move its ids and rows in and out of checkpoints.
+global step). Its checkpoint ops are in kv_checkpoint_ops.py.
 
 Storage (`EmbeddingResource`): the rows live in one NumPy buffer [capacity, dim] that
 doubles when full, so every optimizer's SparseApply* kernel updates it unchanged: a
@@ -37,13 +37,14 @@ from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.runtime.resource_mgr import VariableResource
 from tensorweave.runtime.update_gate import gated_update, note_variable
 
-__all__ = ["EmbeddingResource", "KvIndex", "create_kv_variable", "kv_export", "kv_gather",
-           "kv_import", "kv_initialize"]
+__all__ = ["EmbeddingResource", "KvIndex", "as_embedding", "create_kv_variable",
+           "kv_gather", "kv_initialize"]
 
 _FIRST_CAPACITY = 64
 
 
-def _key(k: Any) -> Any:
+def key_of(k: Any) -> Any:
+    """A table key: bytes for strings, a Python int for integers."""
     if isinstance(k, (bytes, str)):
         return k.encode() if isinstance(k, str) else k
     return int(k)
@@ -165,7 +166,8 @@ class EmbeddingResource(VariableResource):
             self.value = new
 
 
-def _resource(x: Any, op: str) -> EmbeddingResource:
+def as_embedding(x: Any, op: str) -> EmbeddingResource:
+    """`x` if it is an EmbeddingVariable's storage, else InvalidArgumentError naming `op`."""
     if not isinstance(x, EmbeddingResource):
         raise errors.InvalidArgumentError(None, None, f"{op} needs an EmbeddingVariable, got "
                                           f"{type(x).__name__} {getattr(x, 'name', '')}")
@@ -192,7 +194,7 @@ def _(ctx: Any, step: Any, *, dim: int, key_dtype: Any, dtype: Any, container: s
     name = shared_name or ctx.name
     # A slot shares its variable's ids (looked up first: the manager's lock is not
     # reentrant, and its creator runs under it).
-    owner = _resource(ctx.resources.lookup(container, primary), "KvVariable") \
+    owner = as_embedding(ctx.resources.lookup(container, primary), "KvVariable") \
         if primary else None
 
     def make() -> EmbeddingResource:
@@ -200,7 +202,7 @@ def _(ctx: Any, step: Any, *, dim: int, key_dtype: Any, dtype: Any, container: s
             _dt.as_dtype(key_dtype), int(filter_freq), int(steps_to_live),
             float(l2_weight_threshold))
         return EmbeddingResource(name, _dt.as_dtype(dtype).base_dtype, int(dim), index)
-    res = _resource(ctx.resources.lookup_or_create(container, name, make), "KvVariable")
+    res = as_embedding(ctx.resources.lookup_or_create(container, name, make), "KvVariable")
     note_variable(res, ctx.resources, step, ctx.device)
     return res
 
@@ -231,7 +233,7 @@ def _(ref: Tensor, defaults: Tensor, *, no_permission: float) -> Any:
 
 @kv_init_op.kernel("CPU")
 def _(ref: Any, defaults: Any, *, no_permission: float) -> EmbeddingResource:
-    res = _resource(ref, "KvInitialize")
+    res = as_embedding(ref, "KvInitialize")
     d = np.asarray(defaults, res.dtype.as_numpy_dtype)
     if d.ndim != 2 or d.shape[1] != res.dim or not len(d):
         raise errors.InvalidArgumentError(
@@ -267,14 +269,14 @@ def _(ref: Tensor, ids: Tensor, global_step: Tensor) -> Any:
 
 @kv_gather_op.kernel("CPU")
 def _(ref: Any, ids: Any, global_step: Any) -> tuple[np.ndarray, np.ndarray]:
-    res = _resource(ref, "KvGather")
+    res = as_embedding(ref, "KvGather")
     res.read()   # uninitialized: FailedPrecondition, naming it
     ids = np.asarray(ids)
     flat = ids.reshape(-1)
     step = int(np.asarray(global_step))
     index = res.index
     with gated_update(res), index.lock:
-        keys = [_key(k) for k in flat.tolist()]
+        keys = [key_of(k) for k in flat.tolist()]
         counts: dict[Any, int] = {}
         for k in keys:
             counts[k] = counts.get(k, 0) + 1
@@ -313,80 +315,3 @@ def kv_gather(ref: Tensor, ids: Tensor, global_step: Tensor,
     """(rows of `ids`, their buffer rows); admits ids, counts and stamps them."""
     op = create_op("KvGather", [ref, ids, global_step], None, name=name)
     return op.outputs[0], op.outputs[1]
-
-
-# ---- KvExport / KvImport -------------------------------------------------------------
-kv_export_op = define_op("KvExport", inputs=("&ref", "global_step"),
-                         attrs={"key_dtype": REQUIRED}, stateful=True)
-
-
-@kv_export_op.shape
-def _(ref: Tensor, global_step: Tensor, *, key_dtype: Any) -> Any:
-    return [(_dt.as_dtype(key_dtype), TensorShape([None])),
-            (ref.dtype.base_dtype, TensorShape([None]).concatenate(ref.shape[1:])),
-            (_dt.int64, TensorShape([None])), (_dt.int64, TensorShape([None]))]
-
-
-@kv_export_op.kernel("CPU")
-def _(ref: Any, global_step: Any, *, key_dtype: Any) -> tuple:
-    res = _resource(ref, "KvExport")
-    index = res.index
-    # No update-gate hold: a save runs this with the task's gate paused by its own step
-    # (a hold would wait for that pause); the index's lock orders it with updates.
-    with index.lock:
-        index.evict(int(np.asarray(global_step)))   # as DeepRec: eviction happens at save
-        keys, rows = index.live()
-        values = res.read()[rows].copy()
-        freqs, versions = index.freqs[rows].copy(), index.versions[rows].copy()
-    kd = _dt.as_dtype(key_dtype)
-    karr = np.array(keys, dtype=object if kd == _dt.string else kd.as_numpy_dtype)
-    return karr, values, freqs, versions
-
-
-kv_export_op.no_gradient()
-
-
-def kv_export(ref: Tensor, global_step: Tensor, key_dtype: Any) -> list[Tensor]:
-    """[keys, values, freqs, versions] of the admitted ids (evicting first, as DeepRec)."""
-    return create_op("KvExport", [ref, global_step],
-                     {"key_dtype": _dt.as_dtype(key_dtype).base_dtype},
-                     name="KvExport").outputs
-
-
-kv_import_op = define_op("KvImport", inputs=("&ref", "keys", "values", "freqs", "versions"),
-                         stateful=True)
-
-
-@kv_import_op.shape
-def _(ref: Tensor, keys: Tensor, values: Tensor, freqs: Tensor, versions: Tensor) -> list:
-    return []
-
-
-@kv_import_op.kernel("CPU")
-def _(ref: Any, keys: Any, values: Any, freqs: Any, versions: Any) -> None:
-    res = _resource(ref, "KvImport")
-    index = res.index
-    ks = [_key(k) for k in np.asarray(keys).reshape(-1).tolist()]
-    vals = np.asarray(values, res.dtype.as_numpy_dtype).reshape(len(ks), res.dim)
-    with gated_update(res), index.lock:
-        res.read()
-        if res is index.members[0]:   # the variable's ids are the checkpoint's
-            keep = set(ks)
-            index.remove([k for k in list(index.rows) if k not in keep])
-            index.pending.clear()
-        fr, ve = np.asarray(freqs).reshape(-1), np.asarray(versions).reshape(-1)
-        for i, k in enumerate(ks):
-            row = index.admit(k)
-            if res is index.members[0]:
-                index.freqs[row], index.versions[row] = fr[i], ve[i]
-            res.read()[row] = vals[i]
-
-
-kv_import_op.no_gradient()
-
-
-def kv_import(ref: Tensor, keys: Tensor, values: Tensor, freqs: Tensor,
-              versions: Tensor) -> Operation:
-    """Puts checkpointed ids and rows back (a variable's own ids replace the table's)."""
-    return create_op("KvImport", [ref, keys, values, freqs, versions], None,
-                     name="KvImport")
