@@ -28,7 +28,8 @@ first on another host than the ps is taken when the ClusterSpec has one.
 Mutable lookup tables (MutableHashTable, MutableDenseHashTable) travel with the
 variables (distributed/replica_tables.py). Not replicated: queues and accumulators
 (sync replicas' token queue and gradient accumulators: the step in flight is done
-again); a holder keeps its replicas in memory only.
+again) and EmbeddingVariables (a ps holding one restarts empty and the chief restores
+the checkpoint); a holder keeps its replicas in memory only.
 
 Example:
     >>> # every task of the job (the same variable in each task's environment)
@@ -133,7 +134,8 @@ def _host(address: str) -> str:
 # ---- state out of and into a task's resources ---------------------------------------
 def _variables(resources: ResourceMgr) -> Iterator[tuple[Key, VariableResource]]:
     for container, name, res in resources.resources():
-        if isinstance(res, VariableResource) and res.value is not None:
+        if isinstance(res, VariableResource) and res.value is not None and \
+                replica_tables.carried(res):
             yield (container, name), res
 
 

@@ -3,7 +3,8 @@ MutableDenseHashTable's buckets (and its empty and deleted keys, its load factor
 with the variables (distributed/replica.py), whole whenever they changed, and a
 restarted ps gets the table back before any graph runs (its table op then finds it).
 
-State that replicas do not carry (a resource type named in `_UNCOVERED`; none today) is
+State that replicas do not carry (a resource type named in `_UNCOVERED`: an
+EmbeddingVariable, for now) is
 named in every put; a ps restarted from such a replica would serve variables without
 that state, so it starts empty instead and the chief restores the newest checkpoint (the
 log says why). Immutable tables (HashTable) need no copy: the session's
@@ -25,12 +26,19 @@ from tensorweave.ops.lookup.dense_table_ops import DenseHashTableResource
 from tensorweave.ops.lookup.mutable_table_ops import MutableHashTableResource
 from tensorweave.runtime.resource_mgr import ResourceMgr
 
-__all__ = ["entry", "load", "same", "snapshot", "tensor_count", "uncovered"]
+__all__ = ["carried", "entry", "load", "same", "snapshot", "tensor_count", "uncovered"]
 
 Key = tuple[str, str]
 Table = tuple[np.ndarray, ...]  # keys, values (a dense table's: then empty, deleted key)
-# Resource types holding training state that replicas do not carry (none today).
-_UNCOVERED: tuple[str, ...] = ()
+# Resource types holding training state that replicas do not carry: an
+# EmbeddingVariable (its id index is not sent yet; a ps holding one falls back to the
+# checkpoint, which restores its ids and rows).
+_UNCOVERED: tuple[str, ...] = ("EmbeddingVariable",)
+
+
+def carried(res: Any) -> bool:
+    """Whether replicas carry the state of resource `res`."""
+    return getattr(res, "type_name", "") not in _UNCOVERED
 
 
 def _tables(resources: ResourceMgr) -> Iterator[tuple[Key, MutableHashTableResource]]:

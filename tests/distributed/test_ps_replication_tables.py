@@ -127,3 +127,20 @@ def test_a_ps_started_again_serves_its_table_from_the_replica(tmp_path, monkeypa
             assert sess.run(step) == 25
             np.testing.assert_array_equal(sess.run(found), [0.0, 24.0, -1.0])
             assert sess.run(size) == 25
+
+
+def test_an_embedding_variable_is_not_sent_and_named_uncovered():
+    # Its id index does not travel yet: a ps holding one falls back to the checkpoint
+    # (which restores its ids), instead of serving rows without their ids.
+    from tensorweave.ops.state.kv_variable_ops import EmbeddingResource, KvIndex
+    resources, holder = ResourceMgr(), DirectHolder()
+    index = KvIndex(dtypes.int64, 0, 0, 0.0)
+    emb = EmbeddingResource("emb", dtypes.float32, 2, index)
+    emb.defaults = np.ones([1, 2], np.float32)
+    emb.allocate()
+    index.admit(7)
+    resources.lookup_or_create("", "emb", lambda: emb)
+    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: holder, 0.1)
+    assert sender.send_once()
+    put = holder.puts[-1][0]
+    assert list(put.uncovered) == ["EmbeddingVariable emb"] and not put.entry

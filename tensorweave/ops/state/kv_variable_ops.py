@@ -137,6 +137,7 @@ class EmbeddingResource(VariableResource):
 
     __slots__ = ("index", "dim", "defaults", "no_permission")
     always_lock = True   # see the module docstring
+    type_name = "EmbeddingVariable"
 
     def __init__(self, name: str, dtype: Any, dim: int, index: KvIndex) -> None:
         super().__init__(name, dtype, TensorShape([None, dim]))
