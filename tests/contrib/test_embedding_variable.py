@@ -317,3 +317,27 @@ def test_restores_onto_another_number_of_partitions(tmp_path, saved_parts, resto
             saver.restore(sess, str(tmp_path / "model.ckpt"))
             sess.run(train, {ids: ids_seen})
             np.testing.assert_allclose(got, sess.run(rows, {ids: ids_seen}), rtol=1e-6)
+
+
+def test_sync_replicas_trains_it_as_a_dense_variable():
+    # SyncReplicasOptimizer aggregates its sparse gradients (rows of the table) in a
+    # SparseConditionalAccumulator, then applies them: as for a dense variable.
+    got = []
+    for make in (lambda: tf.get_embedding_variable("v", 2, initializer=tf.ones_initializer()),
+                 lambda: tf.get_variable("v", [8, 2], initializer=tf.ones_initializer())):
+        with tf.Graph().as_default():
+            step = tf.train.get_or_create_global_step()
+            var = make()
+            ids = tf.placeholder(tf.int64, [None])
+            loss = tf.reduce_sum(tf.nn.embedding_lookup(var, ids) * tf.constant([1., 3.]))
+            opt = tf.train.SyncReplicasOptimizer(tf.train.AdagradOptimizer(0.5),
+                                                 replicas_to_aggregate=1, total_num_replicas=1)
+            train = opt.minimize(loss, global_step=step)
+            look = tf.nn.embedding_lookup(var, tf.constant([1, 2, 5], tf.int64))
+            with tf.train.MonitoredTrainingSession(
+                    hooks=[opt.make_session_run_hook(True)]) as sess:
+                for batch in ([1, 2], [2, 5], [1, 1]):
+                    sess.run(train, {ids: batch})
+                got.append(sess.run([look, step]))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-6)
+    assert got[0][1] == got[1][1] == 2 and got[0][0][0, 0] < 1.0
