@@ -92,17 +92,25 @@ def write_records(path, rows):
 
 # ---- the model ----------------------------------------------------------------------
 
-def columns():
-    """The wide and the deep part's feature columns."""
+def columns(ev=False, num_ps=1):
+    """The wide and the deep part's feature columns. With `ev` (DeepRec's --ev switch)
+    the deep part embeds users and items with EmbeddingVariables: a table that grows
+    with the ids seen, no hash buckets to size or collide in."""
     user = fc.categorical_column_with_hash_bucket("user", 1000)
     item = fc.categorical_column_with_hash_bucket("item", 4000, dtype=tf.int64)
+    if ev:
+        deep_user = fc.categorical_column_with_embedding("user", partition_num=num_ps)
+        deep_item = fc.categorical_column_with_embedding("item", dtype=tf.int64,
+                                                         partition_num=num_ps)
+    else:
+        deep_user, deep_item = user, item
     category = fc.categorical_column_with_vocabulary_list("category", CATEGORIES)
     hour = fc.numeric_column("hour")
     hour_buckets = fc.bucketized_column(hour, [6.0, 12.0, 18.0])
     wide = [user, category, hour_buckets,
             fc.crossed_column(["user", "category"], 5000),
             fc.crossed_column([hour_buckets, "category"], 100)]
-    deep = [fc.embedding_column(user, 8), fc.embedding_column(item, 8),
+    deep = [fc.embedding_column(deep_user, 8), fc.embedding_column(deep_item, 8),
             fc.indicator_column(category),
             fc.numeric_column("hour", normalizer_fn=lambda x: x / 24.0),
             fc.numeric_column("price", normalizer_fn=lambda x: tf.log1p(x) - 2.0)]
@@ -218,7 +226,7 @@ def main(_):
     is_chief = job_name == "chief" or ("chief" not in jobs and task_index == 0)
     shard = task_index + (1000 if job_name == "chief" else 0)
     train_path, eval_path = write_data(shard, is_chief)
-    wide, deep = columns()
+    wide, deep = columns(FLAGS.ev, num_ps)
     eval_features, eval_labels = parsed_eval_set(eval_path, wide, deep) if is_chief \
         else (None, None)
 
@@ -302,6 +310,9 @@ if __name__ == "__main__":
     parser.add_argument("--data_dir", type=str, default="/tmp/wide_deep_data")
     parser.add_argument("--checkpoint_dir", type=str, default="/tmp/wide_deep_model")
     parser.add_argument("--save_checkpoint_steps", type=int, default=500)
+    parser.add_argument("--ev", type="bool", default=False,
+                        help="embed users and items with EmbeddingVariables (DeepRec's "
+                             "tf.feature_column.categorical_column_with_embedding)")
     parser.add_argument("--save_incremental_checkpoint_secs", type=float, default=None,
                         help="between full checkpoints, save what changed every N seconds "
                              "(DeepRec's incremental checkpoints)")

@@ -146,12 +146,25 @@ def define_op(name: str, inputs: tuple[str, ...] = (), attrs: dict[str, Any] | N
     return op
 
 
+# Called with an op name not registered yet: a layer above that defines ops in modules
+# imported only when first used (tf.feature_column's) imports them (tensorweave.ops).
+_MISSING_HOOKS: list[Callable[[str], None]] = []
+
+
+def on_missing_op(hook: Callable[[str], None]) -> None:
+    """Registers `hook(op_name)`, called before `get_op_def` gives up on a name."""
+    _MISSING_HOOKS.append(hook)
+
+
 def get_op_def(name: str) -> OpDef:
-    """Looks up a registered op.
+    """Looks up a registered op (asking the `on_missing_op` hooks to load it first).
 
     Raises:
         KeyError: naming the op, if no such op is registered.
     """
+    if name not in _REGISTRY:
+        for hook in _MISSING_HOOKS:
+            hook(name)
     try:
         return _REGISTRY[name]
     except KeyError:

@@ -176,12 +176,17 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: Any,
             [math_ops.reduce_prod(lead), array_ops.gather(original_shape, rank - 1)]))
         if weights_sp is not None:
             weights_sp = SparseTensor(flat_ids.indices, weights_sp.values, flat_ids.dense_shape)
-        flat_ids, weights_sp = _prune(flat_ids, weights_sp,
-                                      math_ops.greater_equal(flat_ids.values, 0))
+        # String ids (an EmbeddingVariable's) have no invalid values to prune; an empty
+        # row looks up "" (its result is zeroed below, as for id 0).
+        strings = flat_ids.values.dtype.base_dtype == _dt.string
+        if not strings:
+            flat_ids, weights_sp = _prune(flat_ids, weights_sp,
+                                          math_ops.greater_equal(flat_ids.values, 0))
         if combiner != "sum" and weights_sp is not None:
             flat_ids, weights_sp = _prune(flat_ids, weights_sp,
                                           math_ops.greater(weights_sp.values, 0))
-        flat_ids, is_row_empty = sparse_fill_empty_rows(flat_ids, default_id or 0)
+        flat_ids, is_row_empty = sparse_fill_empty_rows(
+            flat_ids, default_id or (b"" if strings else 0))
         if weights_sp is not None:
             weights_sp, _ = sparse_fill_empty_rows(weights_sp, 1.0)
         result = embedding_lookup_sparse(params, flat_ids, weights_sp, combiner=combiner,

@@ -1,7 +1,9 @@
 """examples/wide_deep.py as a real job: 2 ps + 2 worker processes on loopback.
 
-Async with the seed flags (one process per task), sync under `tensorweave launch`
-(the cluster from TF_CONFIG). Each run must learn the click log's planted signal
+Async with the seed flags (one process per task); sync under `tensorweave launch` (the
+cluster from TF_CONFIG) with `--ev=true`, DeepRec's switch: the deep part embeds users
+and items with EmbeddingVariables (categorical_column_with_embedding, 2 parts).
+Each run must learn the click log's planted signal
 (held-out AUC well above chance; each worker's mean loss falls), write its final
 checkpoint, split the wide weights and the embeddings across both ps tasks, and
 every process, the ps tasks included, must exit 0 by itself (TF 1.x's ps never
@@ -50,7 +52,7 @@ def _assert_checkpoint_and_placement(ckpt_dir):
     with tf.Graph().as_default() as g:
         tf.train.import_meta_graph(str(ckpt_dir / f"model.ckpt-{max(saved)}.meta"))
         devices = {op.name: op.device for op in g.get_operations()
-                   if op.type in ("VariableV2", "Variable")}
+                   if op.type in ("VariableV2", "Variable", "KvVariable")}
     for shard in ("wide/linear_model/category_X_user/weights",
                   "deep/inputs/input_layer/user_embedding/embedding_weights",
                   "deep/inputs/input_layer/item_embedding/embedding_weights"):
@@ -74,9 +76,9 @@ def test_async_with_the_seed_flags(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.transports("grpc", why=WHOLE_JOB)
-def test_sync_under_tensorweave_launch(tmp_path):
+def test_sync_with_embedding_variables_under_tensorweave_launch(tmp_path):
     cmd = [sys.executable, "-m", "tensorweave", "launch", "--ps", "2", "--workers", "2",
-           "--", sys.executable, SCRIPT, "--sync=true", *_flags(tmp_path)]
+           "--", sys.executable, SCRIPT, "--sync=true", "--ev=true", *_flags(tmp_path)]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=240,
                        check=False, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
@@ -89,6 +91,11 @@ def test_sync_under_tensorweave_launch(tmp_path):
     steps = [int(s) for s in re.findall(r"local step \d+, global step (\d+)", lines[0])]
     assert steps and steps[-1] <= STEPS, lines[0]
     _assert_checkpoint_and_placement(tmp_path / "ckpt")
+    final = tf.train.latest_checkpoint(str(tmp_path / "ckpt"))
+    users = sum(len(tf.train.load_variable(
+        final, f"deep/inputs/input_layer/user_embedding/embedding_weights/part_{i}-keys"))
+        for i in (0, 1))
+    assert 0 < users <= 1000, users   # the ids seen, not a bucket count
 
 
 @pytest.mark.parametrize("labels,scores,want", [

@@ -12,8 +12,9 @@ row, per-row frequency and version), so a slot's row i belongs to the same id. R
 a scratch row: ids not admitted (a CounterFilter's below its frequency) read their
 default value and their gradients land there, where nothing reads them. A new id's row
 is the default row `id % default_value_dim` of the initializer's values (DeepRec's
-InitializerOption). Every change holds the task's update gate and the index's lock
-(updates of the table always lock: a lookup that grows the buffer must not race them).
+InitializerOption). Updates of the rows hold the task's update gate and the index's
+lock (they always lock: a lookup that grows the buffer must not race them); a lookup
+takes the lock only (see KvGather).
 
 Example:
     >>> ev = create_kv_variable("emb", 8, tf.int64, tf.float32)
@@ -276,7 +277,11 @@ def _(ref: Any, ids: Any, global_step: Any) -> tuple[np.ndarray, np.ndarray]:
     flat = ids.reshape(-1)
     step = int(np.asarray(global_step))
     index = res.index
-    with gated_update(res), index.lock:
+    # The index's lock only, not the update gate: a gate hold lasts for the step's whole
+    # part on the task, and a sync worker's step waits there for its token, which the
+    # chief's save (pausing the gate) would then wait for. Counts and admissions are
+    # bookkeeping a checkpoint may take from either side of a step.
+    with index.lock:
         keys = [key_of(k) for k in flat.tolist()]
         counts: dict[Any, int] = {}
         for k in keys:
