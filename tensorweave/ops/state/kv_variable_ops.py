@@ -51,9 +51,11 @@ def key_of(k: Any) -> Any:
     return int(k)
 
 
-def _default_row(k: Any, n: int) -> int:
+def _default_rows(keys: list[Any], n: int) -> np.ndarray:
     # DeepRec's: id % default_value_dim; a string by a stable hash of its bytes.
-    return (zlib.crc32(k) if isinstance(k, bytes) else k) % n
+    if isinstance(keys[0], bytes):
+        return np.array([zlib.crc32(k) % n for k in keys], np.int64)
+    return np.array(keys, np.int64) % n
 
 
 class KvIndex:
@@ -83,19 +85,23 @@ class KvIndex:
     def admit(self, k: Any, freq: int = 0, version: int = -1) -> int:
         """The row of id `k`, made (with every member's default row) if it has none."""
         row = self.rows.get(k)
-        if row is not None:
-            return row
-        if self.free:
-            row = self.free.pop()
-        else:
-            if self.n == self.capacity:
-                self._grow()
-            row, self.n = self.n, self.n + 1
-        self.rows[k] = row
-        self.keys[row], self.freqs[row], self.versions[row] = k, freq, version
+        return row if row is not None else int(self.admit_new([k], [freq], version)[0])
+
+    def admit_new(self, keys: list[Any], freqs: list[int], version: int) -> np.ndarray:
+        """Rows for ids that have none (each member's default rows, at once)."""
+        rows = [self.free.pop() for _ in range(min(len(self.free), len(keys)))]
+        fresh = len(keys) - len(rows)
+        while self.n + fresh > self.capacity:
+            self._grow()
+        rows += range(self.n, self.n + fresh)
+        self.n += fresh
+        out = np.array(rows, np.int64)
+        self.rows.update(zip(keys, rows))
+        self.keys[out] = keys
+        self.freqs[out], self.versions[out] = freqs, version
         for m in self.members:
-            m.fill(row, k)
-        return row
+            m.fill(out, keys)
+        return out
 
     def _grow(self) -> None:
         self.capacity *= 2
@@ -154,12 +160,12 @@ class EmbeddingResource(VariableResource):
             return
         self.value = np.zeros((self.index.capacity, self.dim), self.dtype.as_numpy_dtype)
         keys, rows = self.index.live()
-        for k, r in zip(keys, rows):
-            self.fill(int(r), k)
+        self.fill(rows, keys)
 
-    def fill(self, row: int, k: Any) -> None:
-        if self.value is not None and self.defaults is not None:
-            self.value[row] = self.defaults[_default_row(k, len(self.defaults))]
+    def fill(self, rows: np.ndarray, keys: list[Any]) -> None:
+        """Sets `rows` to the default rows of `keys` (`key % len(defaults)`)."""
+        if self.value is not None and self.defaults is not None and len(keys):
+            self.value[rows] = self.defaults[_default_rows(keys, len(self.defaults))]
 
     def grow(self, capacity: int) -> None:
         if self.value is not None:
@@ -269,6 +275,19 @@ def _(ref: Tensor, ids: Tensor, global_step: Tensor) -> Any:
             (_dt.int64, TensorShape([ids.shape.num_elements()]))]
 
 
+def _unique(flat: np.ndarray) -> tuple[list[Any], np.ndarray, np.ndarray]:
+    """(distinct keys, each id's position among them, each key's count)."""
+    if flat.dtype == object:
+        keyed = [key_of(k) for k in flat.tolist()]
+        first: dict[Any, int] = {}
+        inverse = np.fromiter((first.setdefault(k, len(first)) for k in keyed), np.int64,
+                              len(keyed))
+        return list(first), inverse, np.bincount(inverse, minlength=len(first))
+    uniq, inverse, counts = np.unique(flat.astype(np.int64), return_inverse=True,
+                                      return_counts=True)
+    return uniq.tolist(), inverse.reshape(-1), counts
+
+
 @kv_gather_op.kernel("CPU")
 def _(ref: Any, ids: Any, global_step: Any) -> tuple[np.ndarray, np.ndarray]:
     res = as_embedding(ref, "KvGather")
@@ -282,25 +301,32 @@ def _(ref: Any, ids: Any, global_step: Any) -> tuple[np.ndarray, np.ndarray]:
     # chief's save (pausing the gate) would then wait for. Counts and admissions are
     # bookkeeping a checkpoint may take from either side of a step.
     with index.lock:
-        keys = [key_of(k) for k in flat.tolist()]
-        counts: dict[Any, int] = {}
-        for k in keys:
-            counts[k] = counts.get(k, 0) + 1
-        where: dict[Any, int] = {}
-        for k, c in counts.items():
+        uniq, inverse, counts = _unique(flat)
+        where = np.zeros(len(uniq), np.int64)   # 0: not admitted (the scratch row)
+        new_keys: list[Any] = []
+        new_counts: list[int] = []
+        new_at: list[int] = []
+        known: list[int] = []
+        for i, (k, c) in enumerate(zip(uniq, counts.tolist())):
             row = index.rows.get(k)
-            if row is None:
-                seen = index.pending.pop(k, 0) + c
-                if seen < index.filter_freq:
-                    index.pending[k] = seen
-                    where[k] = 0
-                    continue
-                row = index.admit(k, seen, step)
+            if row is not None:
+                where[i] = row
+                known.append(i)
+                continue
+            seen = index.pending.pop(k, 0) + c
+            if seen < index.filter_freq:
+                index.pending[k] = seen
             else:
-                index.freqs[row] += c
-                index.versions[row] = max(index.versions[row], step)
-            where[k] = row
-        rows = np.fromiter((where[k] for k in keys), np.int64, len(keys))
+                new_keys.append(k)
+                new_counts.append(seen)
+                new_at.append(i)
+        if known:
+            old = where[known]
+            index.freqs[old] += counts[known]
+            index.versions[old] = np.maximum(index.versions[old], step)
+        if new_keys:
+            where[new_at] = index.admit_new(new_keys, new_counts, step)
+        rows = where[inverse]
         out = res.read()[rows]   # (admitting may have grown the buffer)
     out[rows == 0] = res.no_permission
     return out.reshape(ids.shape + (res.dim,)), rows
