@@ -145,6 +145,7 @@ class EmbeddingVariable(Variable):
         self._initial_value = init
         self._primary = primary
         self._partition = (0, 1)   # (part, parts): set by get_embedding_variable
+        self._saveable: _EmbeddingSaveable | None = None
         self._option = ev_option
         self._embedding_dim = int(embedding_dim)
         self._synchronization, self._aggregation, trainable = _policies.resolve(
@@ -166,13 +167,9 @@ class EmbeddingVariable(Variable):
         if ids.dtype.base_dtype != self._key_dtype and self._key_dtype.is_integer and \
                 ids.dtype.base_dtype.is_integer:
             ids = cast(ids, self._key_dtype)
-        steps = g.get_collection(GraphKeys.GLOBAL_STEP)
         with g.colocate_with(self.op):
-            if steps:
-                step = cast(convert_to_tensor(steps[0]), _dt.int64)
-            else:
-                step = convert_to_tensor(-1, dtype=_dt.int64)
-            rows, _ = kv.kv_gather(self._variable, ids, step, name=name or "KvGather")
+            rows, _ = kv.kv_gather(self._variable, ids, _global_step(g),
+                                   name=name or "KvGather")
         return rows
 
     def _embedding_slot(self, name: str, fill: float) -> EmbeddingVariable:
@@ -188,20 +185,28 @@ class EmbeddingVariable(Variable):
                 primary=self)
 
     def saveable_objects(self) -> list[SaveableObject]:
-        """What a Saver saves of it: `<name>-keys`, `-values`, `-freqs`, `-versions`."""
-        return [_EmbeddingSaveable(self)]
+        """What a Saver saves of it: `<name>-keys`, `-values`, `-freqs`, `-versions`
+        (made once: every Saver shares its export op)."""
+        if self._saveable is None:
+            self._saveable = _EmbeddingSaveable(self)
+        return [self._saveable]
+
+
+def _global_step(g: Any) -> Tensor:
+    """The graph's global step as int64 (-1 without one: nothing is stamped or evicted
+    by steps), for the ops that stamp versions and evict by them."""
+    steps = g.get_collection(GraphKeys.GLOBAL_STEP)
+    if not steps:
+        return convert_to_tensor(-1, dtype=_dt.int64)
+    step = convert_to_tensor(steps[0])
+    return step if step.dtype.base_dtype == _dt.int64 else cast(step, _dt.int64)
 
 
 class _EmbeddingSaveable(SaveableObject):
     def __init__(self, ev: EmbeddingVariable) -> None:
         g = ev.graph
-        steps = g.get_collection(GraphKeys.GLOBAL_STEP)
         with g.colocate_with(ev.op), g.name_scope(ev.op.name + "/"):
-            step = convert_to_tensor(steps[0]) if steps else \
-                convert_to_tensor(-1, dtype=_dt.int64)
-            if step.dtype.base_dtype != _dt.int64:
-                step = cast(step, _dt.int64)
-            outs = kv_ckpt.kv_export(ev._ref(), step, ev.key_dtype)
+            outs = kv_ckpt.kv_export(ev._ref(), _global_step(g), ev.key_dtype)
         name = ev.op.name
         specs = [SaveSpec(t, "", f"{name}-{part}")
                  for t, part in zip(outs, ("keys", "values", "freqs", "versions"))]

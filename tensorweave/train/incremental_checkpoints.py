@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from tensorweave.framework import checkpoint_delta as _delta
 from tensorweave.framework import checkpoint_format as _io
@@ -136,6 +136,9 @@ class IncrementalSaving:
     _built: bool
     _empty: bool
     _newest: tuple[str, str] | None
+    # the Saver's: a prefix with its step, and a save run fed this lineage
+    _step_path: Callable[[Any, str, Any], str]
+    _write: Callable[[Any, str, dict | None], str]
 
     def incremental_save(self, sess: Any, save_path: str, global_step: Any = None,
                          write_state: bool = True) -> str | None:
@@ -205,12 +208,6 @@ class IncrementalSaving:
                              f"not on {save_path}: restore it alone, or pass its own full "
                              "checkpoint.")
         return self.restore(sess, incr_save_path)   # type: ignore[attr-defined]
-
-    def _step_path(self, sess: Any, save_path: str, global_step: Any) -> str:
-        raise NotImplementedError   # the Saver's
-
-    def _write(self, sess: Any, save_path: str, lineage: dict | None) -> str:
-        raise NotImplementedError   # the Saver's
 
 
 def _local(path: str) -> str:

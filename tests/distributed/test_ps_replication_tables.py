@@ -138,7 +138,7 @@ def test_an_embedding_variable_is_not_sent_and_named_uncovered():
     emb = EmbeddingResource("emb", dtypes.float32, 2, index)
     emb.defaults = np.ones([1, 2], np.float32)
     emb.allocate()
-    index.admit(7)
+    index.rows_of([7])
     resources.lookup_or_create("", "emb", lambda: emb)
     sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: holder, 0.1)
     assert sender.send_once()

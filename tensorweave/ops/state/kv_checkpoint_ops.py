@@ -94,12 +94,11 @@ def _import(res: EmbeddingResource, keys: Any, values: Any, freqs: Any,
             keep = set(ks)
             index.remove([k for k in list(index.rows) if k not in keep])
             index.pending.clear()
-        fr, ve = np.asarray(freqs).reshape(-1), np.asarray(versions).reshape(-1)
-        for i, k in enumerate(ks):
-            row = index.admit(k)
-            if res is index.members[0]:
-                index.freqs[row], index.versions[row] = fr[i], ve[i]
-            res.read()[row] = vals[i]
+        rows = index.rows_of(ks)
+        if res is index.members[0]:
+            index.freqs[rows] = np.asarray(freqs).reshape(-1)
+            index.versions[rows] = np.asarray(versions).reshape(-1)
+        res.read()[rows] = vals
 
 
 kv_import_op.no_gradient()

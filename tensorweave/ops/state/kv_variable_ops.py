@@ -76,16 +76,18 @@ class KvIndex:
         self.pending: dict[Any, int] = {}   # ids seen but not admitted: their count
         self.free: list[int] = []
         self.n, self.capacity = 1, _FIRST_CAPACITY
-        self.keys = np.zeros(self.capacity, object)
         self.freqs = np.zeros(self.capacity, np.int64)
         self.versions = np.full(self.capacity, -1, np.int64)
         for m in self.members:
             m.allocate()
 
-    def admit(self, k: Any, freq: int = 0, version: int = -1) -> int:
-        """The row of id `k`, made (with every member's default row) if it has none."""
-        row = self.rows.get(k)
-        return row if row is not None else int(self.admit_new([k], [freq], version)[0])
+    def rows_of(self, keys: list[Any]) -> np.ndarray:
+        """The rows of `keys`, admitting (frequency 0, no version) those that have none."""
+        rows = np.fromiter((self.rows.get(k, -1) for k in keys), np.int64, len(keys))
+        missing = np.flatnonzero(rows < 0)
+        if len(missing):
+            rows[missing] = self.admit_new([keys[i] for i in missing], [0] * len(missing), -1)
+        return rows
 
     def admit_new(self, keys: list[Any], freqs: list[int], version: int) -> np.ndarray:
         """Rows for ids that have none (each member's default rows, at once)."""
@@ -97,7 +99,6 @@ class KvIndex:
         self.n += fresh
         out = np.array(rows, np.int64)
         self.rows.update(zip(keys, rows))
-        self.keys[out] = keys
         self.freqs[out], self.versions[out] = freqs, version
         for m in self.members:
             m.fill(out, keys)
@@ -105,12 +106,9 @@ class KvIndex:
 
     def _grow(self) -> None:
         self.capacity *= 2
-        for name in ("keys", "freqs", "versions"):
-            old = getattr(self, name)
-            new = np.zeros(self.capacity, old.dtype) if name != "versions" else \
-                np.full(self.capacity, -1, np.int64)
-            new[:len(old)] = old
-            setattr(self, name, new)
+        added = self.capacity - len(self.freqs)
+        self.freqs = np.concatenate([self.freqs, np.zeros(added, np.int64)])
+        self.versions = np.concatenate([self.versions, np.full(added, -1, np.int64)])
         for m in self.members:
             m.grow(self.capacity)
 
@@ -118,20 +116,18 @@ class KvIndex:
         for k in keys:
             row = self.rows.pop(k, None)
             if row is not None:
-                self.keys[row], self.freqs[row], self.versions[row] = 0, 0, -1
+                self.freqs[row], self.versions[row] = 0, -1
                 self.free.append(row)
 
     def evict(self, global_step: int) -> None:
         """Drops the ids a GlobalStepEvict or L2WeightEvict option retires (at a save)."""
-        doomed: list[Any] = []
+        keys, rows = self.live()
+        doomed = np.zeros(len(rows), bool)
         if self.steps_to_live > 0 and global_step >= 0:
-            doomed += [k for k, r in self.rows.items()
-                       if self.versions[r] < global_step - self.steps_to_live]
+            doomed |= self.versions[rows] < global_step - self.steps_to_live
         if self.l2_threshold > 0 and self.members and self.members[0].value is not None:
-            values = self.members[0].value
-            doomed += [k for k, r in self.rows.items()
-                       if float(np.sqrt(np.sum(values[r] * values[r]))) < self.l2_threshold]
-        self.remove(doomed)
+            doomed |= np.linalg.norm(self.members[0].value[rows], axis=1) < self.l2_threshold
+        self.remove([k for k, d in zip(keys, doomed) if d])
 
     def live(self) -> tuple[list[Any], np.ndarray]:
         """The admitted ids and their rows, in row order (stable between saves)."""
