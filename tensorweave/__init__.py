@@ -244,6 +244,9 @@ try:
         dynamic_partition as dynamic_partition, dynamic_stitch as dynamic_stitch)
     from tensorweave import contrib as contrib
     from tensorweave.contrib import lookup as lookup  # TF 1.15's tf.lookup: the same tables
+    # DeepRec's pipeline stage (tf.staged and the hook that runs it)
+    from tensorweave.train.prefetch import (
+        make_prefetch_hook as make_prefetch_hook, staged as staged)
     # DeepRec's EmbeddingVariable API (tf.get_embedding_variable and its options)
     from tensorweave.train.embedding_variable import (
         CBFFilter as CBFFilter, CounterFilter as CounterFilter,

@@ -102,6 +102,15 @@ class Session:
                             f"{type(config).__name__}.")
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else ConfigProto()
+        micro = self._config.graph_options.optimizer_options.micro_batch_num
+        if micro > 1:
+            # DeepRec splits each batch into micro-batches and sums their gradients;
+            # running the whole batch at once would silently change the update.
+            raise ValueError(
+                f"ConfigProto graph_options.optimizer_options.micro_batch_num={micro} "
+                "(DeepRec's auto micro-batch) is not supported by tensorweave: leave it "
+                "unset (0 or 1) and give the session the batch size you want each step "
+                "to train on")
         self._target = target.decode() if isinstance(target, bytes) else target
         self._closed = False
         self._steps: set[StepState] = set()

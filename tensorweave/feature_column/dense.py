@@ -344,8 +344,12 @@ def embedding_column(categorical_column: CategoricalColumn, dimension: int,
                      combiner: str = "mean", initializer: Any = None,
                      ckpt_to_load_from: str | None = None,
                      tensor_name_in_ckpt: str | None = None, max_norm: float | None = None,
-                     trainable: bool = True) -> EmbeddingColumn:
+                     trainable: bool = True, do_fusion: Any = None) -> EmbeddingColumn:
     """Dense embedding of a categorical column (variable `<col>_embedding/embedding_weights`).
+
+    `do_fusion` is DeepRec's embedding-subgraph fusion switch: it fuses the lookup's
+    kernels in DeepRec and changes no value, so it is accepted here and the lookup runs as
+    it always does.
 
     Example:
         >>> embedding_column(categorical_column_with_hash_bucket("q", 10000), dimension=16)

@@ -25,6 +25,7 @@ from tensorweave.train.scaffold import Scaffold
 from tensorweave.train.session_creators import (
     ChiefSessionCreator, SessionCreator, WorkerSessionCreator, _CoordinatedSessionCreator)
 from tensorweave.train.session_run_hook import SessionRunHook
+from tensorweave.train.prefetch import PREFETCH_RUNNERS
 from tensorweave.train.wrapped_sessions import RecoverableSession
 from tensorweave.train import basic_session_run_hooks as hooks_mod
 
@@ -55,6 +56,17 @@ class StepContext:
         raise StopIteration("step_fn has requested the iterations to stop.")
 
 
+def _check_prefetch_hook(graph: Any, hooks: list[SessionRunHook]) -> None:
+    # A tf.staged part whose threads nobody starts would leave the first step waiting
+    # forever on its queue (DeepRec hangs there); say what is missing instead.
+    staged = graph.get_collection(PREFETCH_RUNNERS)
+    if staged and not any(getattr(h, "starts_prefetch_runners", False) for h in hooks):
+        raise ValueError(
+            f"The graph has {len(staged)} tf.staged part(s) ({staged[0].name}) but no hook "
+            "starts them: add hooks=[tf.make_prefetch_hook()] to the MonitoredSession / "
+            "MonitoredTrainingSession (the first step would otherwise wait forever)")
+
+
 class _MonitoredSession:
     """Shared code of MonitoredSession and SingularMonitoredSession."""
 
@@ -66,6 +78,7 @@ class _MonitoredSession:
         self._graph_was_finalized = get_default_graph().finalized
         self._graph = get_default_graph()
         self._hooks = list(hooks or [])
+        _check_prefetch_hook(self._graph, self._hooks)
         for hook in self._hooks:
             hook.begin()
         self._coordinated_creator = _CoordinatedSessionCreator(

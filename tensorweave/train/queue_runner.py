@@ -58,9 +58,14 @@ class QueueRunner:
             queue.close(cancel_pending_enqueues=True)
         self._queue_closed_exception_types: tuple[type[BaseException], ...] = tuple(
             queue_closed_exception_types or (errors.OutOfRangeError, errors.CancelledError))
+        self._ignored_exception_types: tuple[type[BaseException], ...] = ()
         self._lock = threading.Lock()
         self._runs_per_session: dict[Any, int] = {}
         self._exceptions_raised: list[BaseException] = []
+
+    def ignore_exception_types(self, types: tuple[type[BaseException], ...]) -> None:
+        """Errors after which a thread runs its enqueue op again (DeepRec's tf.staged)."""
+        self._ignored_exception_types = tuple(types)
 
     @property
     def queue(self) -> Any:
@@ -142,6 +147,8 @@ class QueueRunner:
             while not (coord is not None and coord.should_stop()):
                 try:
                     enqueue()
+                except self._ignored_exception_types as e:
+                    log.debug("QueueRunner %s: skipped a failed run: %s", self.name, e)
                 except self._queue_closed_exception_types:
                     # Input exhausted or queue closed: the last thread closes the queue.
                     with self._lock:

@@ -167,12 +167,33 @@ class OptimizerOptions(_message.Message):
     DO_FUNCTION_INLINING_FIELD_NUMBER: _builtins.int
     OPT_LEVEL_FIELD_NUMBER: _builtins.int
     GLOBAL_JIT_LEVEL_FIELD_NUMBER: _builtins.int
+    DO_OP_FUSION_FIELD_NUMBER: _builtins.int
+    MICRO_BATCH_NUM_FIELD_NUMBER: _builtins.int
+    DO_SMART_STAGE_FIELD_NUMBER: _builtins.int
+    DO_SMART_STAGE_GPU_FIELD_NUMBER: _builtins.int
+    DO_ASYNC_EMBEDDING_FIELD_NUMBER: _builtins.int
+    ASYNC_EMBEDDING_OPTIONS_FIELD_NUMBER: _builtins.int
+    EMBEDDING_LAYER_DEVICE_PLACEMENT_OPTIMIZATION_FIELD_NUMBER: _builtins.int
+    STAGE_MULTI_STREAM_FIELD_NUMBER: _builtins.int
     do_common_subexpression_elimination: _builtins.bool
     do_constant_folding: _builtins.bool
     max_folded_constant_in_bytes: _builtins.int
     do_function_inlining: _builtins.bool
     opt_level: Global___OptimizerOptions.Level.ValueType
     global_jit_level: Global___OptimizerOptions.GlobalJitLevel.ValueType
+    do_op_fusion: _builtins.bool
+    """DeepRec's fields (same numbers, so its ConfigProtos parse): graph fusion and smart
+    staging are scheduling choices here too; micro_batch_num > 1 is refused at session
+    creation (it would change the batch each update sees).
+    """
+    micro_batch_num: _builtins.int
+    do_smart_stage: _builtins.bool
+    do_smart_stage_gpu: _builtins.bool
+    do_async_embedding: _builtins.bool
+    embedding_layer_device_placement_optimization: _builtins.bool
+    stage_multi_stream: _builtins.bool
+    @_builtins.property
+    def async_embedding_options(self) -> Global___AsyncEmbeddingOptions: ...
     def __init__(
         self,
         *,
@@ -182,14 +203,52 @@ class OptimizerOptions(_message.Message):
         do_function_inlining: _builtins.bool = ...,
         opt_level: Global___OptimizerOptions.Level.ValueType = ...,
         global_jit_level: Global___OptimizerOptions.GlobalJitLevel.ValueType = ...,
+        do_op_fusion: _builtins.bool = ...,
+        micro_batch_num: _builtins.int = ...,
+        do_smart_stage: _builtins.bool = ...,
+        do_smart_stage_gpu: _builtins.bool = ...,
+        do_async_embedding: _builtins.bool = ...,
+        async_embedding_options: Global___AsyncEmbeddingOptions | None = ...,
+        embedding_layer_device_placement_optimization: _builtins.bool = ...,
+        stage_multi_stream: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["async_embedding_options", b"async_embedding_options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["do_common_subexpression_elimination", b"do_common_subexpression_elimination", "do_constant_folding", b"do_constant_folding", "do_function_inlining", b"do_function_inlining", "global_jit_level", b"global_jit_level", "max_folded_constant_in_bytes", b"max_folded_constant_in_bytes", "opt_level", b"opt_level"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["async_embedding_options", b"async_embedding_options", "do_async_embedding", b"do_async_embedding", "do_common_subexpression_elimination", b"do_common_subexpression_elimination", "do_constant_folding", b"do_constant_folding", "do_function_inlining", b"do_function_inlining", "do_op_fusion", b"do_op_fusion", "do_smart_stage", b"do_smart_stage", "do_smart_stage_gpu", b"do_smart_stage_gpu", "embedding_layer_device_placement_optimization", b"embedding_layer_device_placement_optimization", "global_jit_level", b"global_jit_level", "max_folded_constant_in_bytes", b"max_folded_constant_in_bytes", "micro_batch_num", b"micro_batch_num", "opt_level", b"opt_level", "stage_multi_stream", b"stage_multi_stream"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___OptimizerOptions: _TypeAlias = OptimizerOptions  # noqa: Y015
+
+@_typing.final
+class AsyncEmbeddingOptions(_message.Message):
+    """DeepRec's options of its asynchronous embedding prefetch."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    THREADS_NUM_FIELD_NUMBER: _builtins.int
+    CAPACITY_FIELD_NUMBER: _builtins.int
+    USE_STAGE_SUBGRAPH_THREAD_POOL_FIELD_NUMBER: _builtins.int
+    STAGE_SUBGRAPH_THREAD_POOL_ID_FIELD_NUMBER: _builtins.int
+    threads_num: _builtins.int
+    capacity: _builtins.int
+    use_stage_subgraph_thread_pool: _builtins.bool
+    stage_subgraph_thread_pool_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        threads_num: _builtins.int = ...,
+        capacity: _builtins.int = ...,
+        use_stage_subgraph_thread_pool: _builtins.bool = ...,
+        stage_subgraph_thread_pool_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity", b"capacity", "stage_subgraph_thread_pool_id", b"stage_subgraph_thread_pool_id", "threads_num", b"threads_num", "use_stage_subgraph_thread_pool", b"use_stage_subgraph_thread_pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AsyncEmbeddingOptions: _TypeAlias = AsyncEmbeddingOptions  # noqa: Y015
 
 @_typing.final
 class GraphOptions(_message.Message):
