@@ -216,6 +216,9 @@ OURS_ONLY: dict[str, tuple[str, ...]] = {
     "estimator.canned.head": ("tensorweave.estimator.canned.head",),
     "estimator.canned.metric_keys": ("tensorweave.estimator.canned.metric_keys",),
     "estimator.canned.optimizers": ("tensorweave.estimator.canned.optimizers",),
+    # DeepRec's modules (not in TF 1.15)
+    "training.adam_async": ("tensorweave.train.adam_async",),
+    "training.adagrad_decay": ("tensorweave.train.adagrad_decay",),
 }
 
 # TF names whose tensorweave spelling differs: "tf module.name" -> "our module:attr".

@@ -11,6 +11,9 @@ from tensorweave.train.gradient_descent import (
 from tensorweave.train.momentum import MomentumOptimizer as MomentumOptimizer
 from tensorweave.train.adagrad import AdagradOptimizer as AdagradOptimizer
 from tensorweave.train.adam import AdamOptimizer as AdamOptimizer
+from tensorweave.train.adam_async import AdamAsyncOptimizer as AdamAsyncOptimizer  # DeepRec
+from tensorweave.train.adagrad_decay import (  # DeepRec
+    AdagradDecayOptimizer as AdagradDecayOptimizer)
 from tensorweave.train.rmsprop import RMSPropOptimizer as RMSPropOptimizer
 from tensorweave.train.training_util import (
     assert_global_step as assert_global_step, create_global_step as create_global_step,
