@@ -96,7 +96,14 @@ def _from_resource_ops(gd: Any) -> None:
 # VocabularyLookup, build) as the reference-handle table ops tensorweave has.
 _TABLE_OPS = {"HashTableV2": "HashTable", "LookupTableFindV2": "LookupTableFind",
               "InitializeTableV2": "InitializeTable", "LookupTableSizeV2": "LookupTableSize",
-              "InitializeTableFromTextFileV2": "InitializeTableFromTextFile"}
+              "InitializeTableFromTextFileV2": "InitializeTableFromTextFile",
+              # mutable tables (and our EmbeddingVariable exports' id tables)
+              "MutableHashTableV2": "MutableHashTable",
+              "MutableHashTableOfTensorsV2": "MutableHashTableOfTensors",
+              "LookupTableInsertV2": "LookupTableInsert",
+              "LookupTableRemoveV2": "LookupTableRemove",
+              "LookupTableExportV2": "LookupTableExport",
+              "LookupTableImportV2": "LookupTableImport"}
 
 
 def _from_table_and_cross_ops(gd: Any) -> None:

@@ -25,17 +25,18 @@ node's name, so its readers are unchanged:
 - the softmax, log-softmax, segment-sum, slice, top_k and prod gradients and
   report_uninitialized_variables' op (`tf_lowering_gradients.py`);
 - tf.boolean_mask's BooleanMask and BooleanMaskGrad, gather's GatherV2Grad
-  (`tf_lowering_array.py`).
+  (`tf_lowering_array.py`);
+- DeepRec's EmbeddingVariable ops (KvVariable, KvInitialize, KvGather, KvExport, KvImport,
+  KvRestore) as a MutableHashTableV2 of ids -> rows and a variable of rows, restored
+  from the export's variables/ (`tf_lowering_kv.py`), so a served model looks ids up.
 
 Not lowered (no TF form here): FunctionalScan/WhileGrad (map_fn, scan, dynamic_rnn,
 while-loop gradients), InitializedValueOr (TF's form needs Switch/Merge, which
 tensorweave cannot import back), the sync-replicas accumulator status ops, tf.TensorArray's
 TensorArrayFlow* ops (TF's form is TensorArrayV3 or TensorList ops inside a TF While, which
 needs While lowered first), DenseHashTable (TF's MutableDenseHashTable has no deleted_key
-input), LookupTableRemove (TF has only the resource-handle LookupTableRemoveV2) and
-DeepRec's EmbeddingVariable ops (KvVariable, KvInitialize, KvGather, KvExport, KvImport, KvRestore:
-stock TF has no such table; only DeepRec reads them); the exporters prune them or name
-them (`check_tensorflow_ops`).
+input), and LookupTableRemove (TF has only the resource-handle LookupTableRemoveV2); the
+exporters prune them or name them (`check_tensorflow_ops`).
 
 `check_tensorflow_ops` is the exporters' final check: it names each op type
 TensorFlow lacks and its nodes.
@@ -50,6 +51,7 @@ from typing import Any, Callable
 from tensorweave.framework.proto import graph_pb2
 from tensorweave.framework.tf_lowering_array import LOWERINGS as _ARRAY
 from tensorweave.framework.tf_lowering_checkpoint import LOWERINGS as _CHECKPOINT
+from tensorweave.framework.tf_lowering_kv import LOWERINGS as _KV
 from tensorweave.framework.tf_lowering_lookup import LOWERINGS as _LOOKUP
 from tensorweave.framework.tf_lowering_nodes import NodeBuilder
 from tensorweave.framework.tf_lowering_gradients import LOWERINGS as _GRADIENTS
@@ -163,6 +165,7 @@ _LOWERINGS: dict[str, Callable[[Any, Any], Any]] = {
     **_TRAINING,
     **_GRADIENTS,
     **_ARRAY,
+    **_KV,
 }
 
 

@@ -24,7 +24,7 @@ from tensorweave.framework.proto import graph_pb2
 _TYPE_ATTRS = frozenset({"T", "Tidx", "Tshape", "out_type", "SrcT", "DstT", "index_type",
                          "dtype", "key_dtype", "value_dtype", "Tin", "Tout", "Tkey", "Tval",
                          "internal_type", "Tindices", "Tparams", "Taxis", "Tnumsegments",
-                         "out_idx", "Index", "Tperm", "Tdim"})
+                         "out_idx", "Index", "Tperm", "Tdim", "Tkeys", "Tvalues"})
 
 
 class TypeList(list[int]):

@@ -277,8 +277,7 @@ NOT_LOWERED = {"FunctionalScan", "FunctionalScanGrad", "WhileGrad", "Initialized
                "TensorArrayFlowGradGather", "TensorArrayFlowGradScatter",
                "TensorArrayFlowGradSplit", "TensorArrayFlowNew", "TensorArrayFlowRead",
                "TensorArrayFlowScatter", "TensorArrayFlowSize", "TensorArrayFlowSplit",
-               "TensorArrayFlowWrite", "TensorArrayFlowZeros",
-               "KvVariable", "KvInitialize", "KvGather", "KvExport", "KvImport", "KvRestore"}
+               "TensorArrayFlowWrite", "TensorArrayFlowZeros"}
 
 
 def test_every_op_of_ours_tensorflow_lacks_is_lowered_or_listed():
