@@ -35,8 +35,10 @@ while-loop gradients), InitializedValueOr (TF's form needs Switch/Merge, which
 tensorweave cannot import back), the sync-replicas accumulator status ops, tf.TensorArray's
 TensorArrayFlow* ops (TF's form is TensorArrayV3 or TensorList ops inside a TF While, which
 needs While lowered first), DenseHashTable (TF's MutableDenseHashTable has no deleted_key
-input), and LookupTableRemove (TF has only the resource-handle LookupTableRemoveV2); the
-exporters prune them or name them (`check_tensorflow_ops`).
+input), LookupTableRemove (TF has only the resource-handle LookupTableRemoveV2), and
+DeepRec's optimizer updates ApplyAdamAsync/ApplyAdagradDecay and their sparse forms (stock
+TF has no such kernels; a serving export holds no training op); the exporters prune them
+or name them (`check_tensorflow_ops`).
 
 `check_tensorflow_ops` is the exporters' final check: it names each op type
 TensorFlow lacks and its nodes.
