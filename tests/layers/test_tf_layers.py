@@ -286,3 +286,24 @@ def test_custom_tf_layers_layer_uses_get_variable_in_its_scope():
     assert _eval(y)[0].tolist() == [[3.0, 3.0]]
     with tf.variable_scope("", reuse=True):
         assert tf.get_variable("aff/w") is layer.w
+
+
+def test_batch_normalization_under_a_partitioner_keeps_its_moving_statistics_whole():
+    # DeepRec's modelzoo builds its DNN layers under min_max_variable_partitioner: TF's
+    # layer leaves the moving mean/variance unpartitioned (they are assigned whole).
+    with tf.Graph().as_default():
+        x = tf.constant(np.arange(12, dtype=np.float32).reshape(4, 3))
+        part = tf.min_max_variable_partitioner(max_partitions=2, min_slice_size=4)
+        with tf.variable_scope("dnn", partitioner=part):
+            y = tf.layers.batch_normalization(x, training=True)
+        names = {v.op.name: v for v in tf.global_variables()}
+        assert "dnn/batch_normalization/moving_mean" in names
+        assert not any("moving_mean/part" in n for n in names)
+        assert tf.get_variable_scope().partitioner is None
+        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+            y = tf.identity(y)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(y)
+            mean = sess.run(names["dnn/batch_normalization/moving_mean"])
+        np.testing.assert_allclose(mean, 0.01 * np.array([4.5, 5.5, 6.5]), rtol=1e-5)

@@ -28,6 +28,7 @@ from tensorweave.ops import array as array_ops
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.nn import layer_ops
 from tensorweave.ops.state import state_ops
+from tensorweave.state.variable_scope_core import get_variable_scope
 
 
 def batch_normalization(x: Tensor, mean: Tensor, variance: Tensor, offset: Any, scale: Any,
@@ -117,10 +118,19 @@ class BatchNormalization(Layer):
                                      regularizer=self.beta_regularizer,
                                      constraint=self.beta_constraint)
                      if self.center else None)
-        self.moving_mean = self.add_weight("moving_mean", p, trainable=False,
-                                           initializer=self.moving_mean_initializer)
-        self.moving_variance = self.add_weight("moving_variance", p, trainable=False,
-                                               initializer=self.moving_variance_initializer)
+        # As TF's layer: the moving statistics are never partitioned (they are assigned
+        # whole), even under a scope whose partitioner splits gamma and beta.
+        scope = get_variable_scope()
+        partitioner = scope.partitioner
+        scope.set_partitioner(None)
+        try:
+            self.moving_mean = self.add_weight("moving_mean", p, trainable=False,
+                                               initializer=self.moving_mean_initializer)
+            self.moving_variance = self.add_weight(
+                "moving_variance", p, trainable=False,
+                initializer=self.moving_variance_initializer)
+        finally:
+            scope.set_partitioner(partitioner)
         super().build(input_shape)
 
     def _broadcast(self, v: Any) -> Any:
