@@ -1,6 +1,9 @@
 """`tf.contrib.layers`: the regularizers, initializers and slim-style layers TF1 model
 code uses (fully_connected, conv2d, pooling, batch/layer norm, repeat/stack), and the
 embedding helper of sparse feature programs. Every layer takes `arg_scope` defaults.
+DeepRec's feature columns over an EmbeddingVariable (`sparse_column_with_embedding`,
+`embedding_column`, `real_valued_column`) feed `input_from_feature_columns` (a DNN's
+input) and `weighted_sum_from_feature_columns` (a linear model).
 
 Example:
     >>> net = tf.contrib.layers.conv2d(images, 32, [3, 3])          # Conv/weights
@@ -9,8 +12,17 @@ Example:
     ...     tf.contrib.layers.flatten(net), 64,
     ...     weights_regularizer=tf.contrib.layers.l2_regularizer(1e-4))
     >>> vecs = tf.contrib.layers.safe_embedding_lookup_sparse(emb, sp_ids, combiner="sum")
+    >>> users = tf.contrib.layers.sparse_column_with_embedding("user", dtype=tf.int64)
+    >>> net = tf.contrib.layers.input_from_feature_columns(
+    ...     features, [tf.contrib.layers.embedding_column(users, dimension=8)])
 """
 # ruff: noqa: F401  (this module only re-exports)
+from tensorweave.contrib.feature_column import (
+    embedding_column as embedding_column, real_valued_column as real_valued_column,
+    sparse_column_with_embedding as sparse_column_with_embedding)
+from tensorweave.contrib.feature_column_ops import (
+    input_from_feature_columns as input_from_feature_columns,
+    weighted_sum_from_feature_columns as weighted_sum_from_feature_columns)
 from tensorweave.contrib.layers_conv import (
     avg_pool2d as avg_pool2d, bias_add as bias_add, conv2d as conv2d,
     conv2d_transpose as conv2d_transpose, convolution2d as convolution2d,
@@ -36,9 +48,11 @@ from tensorweave.nn_impl.embedding_sparse import (
 __all__ = ["OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "apply_regularization",
            "avg_pool2d", "batch_norm", "bias_add", "conv2d", "conv2d_transpose",
            "convolution2d", "convolution2d_transpose", "dropout", "elu", "embed_sequence",
-           "flatten", "fully_connected", "l1_l2_regularizer", "l1_regularizer",
-           "l2_regularizer", "layer_norm", "linear", "max_pool2d", "one_hot_encoding",
-           "optimize_loss", "relu", "relu6", "repeat", "safe_embedding_lookup_sparse",
-           "separable_conv2d", "separable_convolution2d", "stack", "sum_regularizer",
-           "unit_norm", "variance_scaling_initializer", "xavier_initializer",
-           "xavier_initializer_conv2d"]
+           "embedding_column", "flatten", "fully_connected", "input_from_feature_columns",
+           "l1_l2_regularizer", "l1_regularizer", "l2_regularizer", "layer_norm",
+           "linear", "max_pool2d", "one_hot_encoding", "optimize_loss",
+           "real_valued_column", "relu", "relu6", "repeat",
+           "safe_embedding_lookup_sparse", "separable_conv2d", "separable_convolution2d",
+           "sparse_column_with_embedding", "stack", "sum_regularizer", "unit_norm",
+           "variance_scaling_initializer", "weighted_sum_from_feature_columns",
+           "xavier_initializer", "xavier_initializer_conv2d"]

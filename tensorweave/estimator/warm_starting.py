@@ -17,6 +17,7 @@ from tensorweave.estimator.model_fn import EstimatorSpec
 from tensorweave.framework.graph_defaults import GraphKeys, get_collection
 from tensorweave.platform import tf_logging as logging
 from tensorweave.train import saver as saver_lib
+from tensorweave.train.embedding_variable import EmbeddingVariable
 from tensorweave.train.checkpoint_management import (
     checkpoint_exists,
     latest_checkpoint,
@@ -70,6 +71,46 @@ def _selected(vars_to_warm_start: Any) -> list[Any]:
     return chosen
 
 
+def _ev_base(v: Any) -> str | None:
+    """An EmbeddingVariable's name without its part (`emb` of `emb/part_1`): it is saved
+    as `<name>[/part_<k>]-keys`, `-values`, ...; None for another variable."""
+    if not isinstance(v, EmbeddingVariable):
+        return None
+    return re.sub(r"/part_\d+$", "", v.op.name)
+
+
+def _plan(selected: list[Any], renames: dict[str, str], path: str
+          ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+    """(the warm Saver's var_list, the checkpoint names missing, what the checkpoint
+    holds) for the selected variables.
+
+    Raises:
+        ValueError: an EmbeddingVariable renamed (its restore reads its own name).
+    """
+    stored = dict(list_variables(path))
+    var_list: dict[str, Any] = {}
+    wanted: set[str] = set()  # the checkpoint names the selected variables need
+    for v in selected:
+        base = _ev_base(v)
+        if base is not None:
+            if renames.get(base, base) != base:
+                raise ValueError(f"Warm-starting EmbeddingVariable {base} from "
+                                 f"{renames[base]} is not offered: it restores from its "
+                                 "own name; rename the variable in the model instead.")
+            # Restored through its own saveable: the table saved under this name, from
+            # any number of parts, this part's ids.
+            wanted.add(base + "-keys")
+            var_list[v.op.name] = v
+            continue
+        name = _full_name(v)
+        prev = renames.get(name, name)
+        wanted.add(prev)
+        # A part is keyed "<prev>/part_<k>": the Saver restores it as its slice of <prev>.
+        var_list[prev + v.op.name[len(name):]] = v
+    held = set(stored) | {re.sub(r"/part_\d+-keys$", "-keys", n) for n in stored}
+    return var_list, sorted(n for n in wanted if n not in held), stored
+
+
 def warm_start(spec: EstimatorSpec, settings: str | WarmStartSettings) -> EstimatorSpec:
     """`spec` with a scaffold whose init_fn restores the selected variables.
 
@@ -90,17 +131,8 @@ def warm_start(spec: EstimatorSpec, settings: str | WarmStartSettings) -> Estima
     if not path:
         raise ValueError(f"warm_start_from={ckpt!r} has no checkpoint; give a checkpoint "
                          "file prefix or a directory with a 'checkpoint' file.")
-    stored = dict(list_variables(path))
-    renames = dict(settings.var_name_to_prev_var_name or {})
-    var_list: dict[str, Any] = {}
-    wanted: set[str] = set()  # the checkpoint names the selected variables need
-    for v in _selected(settings.vars_to_warm_start):
-        name = _full_name(v)
-        prev = renames.get(name, name)
-        wanted.add(prev)
-        # A part is keyed "<prev>/part_<k>": the Saver restores it as its slice of <prev>.
-        var_list[prev + v.op.name[len(name):]] = v
-    missing = sorted(name for name in wanted if name not in stored)
+    var_list, missing, stored = _plan(_selected(settings.vars_to_warm_start),
+                                      dict(settings.var_name_to_prev_var_name or {}), path)
     if missing:
         raise ValueError(f"Warm-starting from {path}: variables {missing} are not in the "
                          f"checkpoint (it has {sorted(stored)}); narrow vars_to_warm_start "

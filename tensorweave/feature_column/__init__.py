@@ -23,6 +23,7 @@ from tensorweave.feature_column.layers import (
     input_layer as input_layer, linear_model as linear_model,
     make_parse_example_spec as make_parse_example_spec)
 from tensorweave.feature_column.more_columns import (
-    categorical_column_with_vocabulary_file as categorical_column_with_vocabulary_file,
     shared_embedding_columns as shared_embedding_columns,
     weighted_categorical_column as weighted_categorical_column)
+from tensorweave.feature_column.vocabulary_file import (
+    categorical_column_with_vocabulary_file as categorical_column_with_vocabulary_file)

@@ -28,6 +28,7 @@ from tensorweave.ops.array import core_ops
 from tensorweave.ops.control_flow.assert_ops import Assert
 from tensorweave.feature_column.builder import FeatureBuilder, map_values, to_sparse_ids
 from tensorweave.state.partitioned_variables import fixed_size_partitioner
+from tensorweave.state.variable_scope import get_variable_scope
 from tensorweave.train.embedding_variable import EmbeddingVariableOption, get_embedding_variable
 
 
@@ -151,15 +152,20 @@ class EmbeddingCategoricalColumn(CategoricalColumn):
             sp = map_values(sp, math_ops.cast(sp.values, _dt.int64))
         return sp
 
-    def _embedding_table(self, dimension: int, initializer: Any, trainable: bool) -> Any:
-        """The EmbeddingVariable (a list of parts with partition_num) of its embedding."""
+    def _embedding_table(self, dimension: int, initializer: Any, trainable: bool,
+                         name: str = "embedding_weights", steps_to_live: int | None = None
+                         ) -> Any:
+        """The EmbeddingVariable (a list of parts with partition_num) `name` in the current
+        variable scope: an embedding_column's rows, or (`dimension` = units, zeros) the
+        weights of linear_model, as DeepRec makes both. Without partition_num the
+        scope's partitioner splits it, as DeepRec's (an estimator's
+        input_layer_partitioner)."""
         partitioner = fixed_size_partitioner(self.partition_num) if self.partition_num \
-            else None
+            else get_variable_scope().partitioner
         return get_embedding_variable(
-            "embedding_weights", dimension,
-            key_dtype=_dt.string if self.dtype == _dt.string else _dt.int64,
+            name, dimension, key_dtype=_dt.string if self.dtype == _dt.string else _dt.int64,
             initializer=initializer, trainable=trainable, partitioner=partitioner,
-            ev_option=self.ev_option)
+            steps_to_live=steps_to_live, ev_option=self.ev_option)
 
 
 def categorical_column_with_embedding(key: str, dtype: Any = _dt.string,

@@ -127,9 +127,15 @@ def _weighted_sum(col: Any, builder: FeatureBuilder, units: int, combiner: str,
     # As TF: ids of any rank count per example, [batch, -1], before the lookup.
     ids = _per_example(ids)
     weights = None if weights is None else _per_example(weights)
-    w = get_variable("weights", shape=[col._num_buckets, units], dtype=_dt.float32,
-                     initializer=zeros_initializer(), trainable=trainable,
-                     collections=weight_collections)
+    table = getattr(col, "_embedding_table", None)
+    if table is not None:
+        # DeepRec: over open-ended ids the weights are an EmbeddingVariable of
+        # dimension `units` (`linear_model/<col>/weights`), a row per id seen, from 0.
+        w = table(units, zeros_initializer(), trainable, name="weights")
+    else:
+        w = get_variable("weights", shape=[col._num_buckets, units], dtype=_dt.float32,
+                         initializer=zeros_initializer(), trainable=trainable,
+                         collections=weight_collections)
     return safe_embedding_lookup_sparse(w, ids, weights, combiner=combiner,
                                         name="weighted_sum")
 
@@ -149,6 +155,8 @@ def linear_model(features: dict[str, Any], feature_columns: Any, units: int = 1,
 
     Categorical columns look up rows of `linear_model/<col>/weights` [num_buckets, units]
     (combined with `sparse_combiner`), dense ones multiply [width, units]; all start at 0.
+    Over DeepRec's `categorical_column_with_embedding` (weighted or not) the weights are
+    an EmbeddingVariable of dimension `units`, a row per id seen, as DeepRec's.
 
     Example:
         >>> tf.feature_column.linear_model(features, [age, city], units=1)

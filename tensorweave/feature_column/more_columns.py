@@ -1,11 +1,11 @@
-"""More TF 1.x feature columns: vocabulary file, weighted categorical, shared embeddings.
+"""More TF 1.x feature columns: weighted categorical, shared embeddings (and, re-exported
+from `vocabulary_file`, `categorical_column_with_vocabulary_file`).
 
-- `categorical_column_with_vocabulary_file`: ids are line numbers of a vocabulary file,
-  read by a lookup table at `tf.tables_initializer()` time (as TF), not at graph build.
 - `weighted_categorical_column`: a categorical column's ids paired with per-id weights
   from a parallel sparse feature; `linear_model` and `embedding_column` use them.
 - `shared_embedding_columns`: one embedding variable for several categorical columns
-  (query and doc ids), created by the first column and reused by the others.
+  (query and doc ids), created by the first column and reused by the others; over
+  DeepRec's `categorical_column_with_embedding` columns, one EmbeddingVariable.
 
 Example:
     >>> q = categorical_column_with_vocabulary_file("query", "vocab.txt", num_oov_buckets=5)
@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,128 +28,21 @@ from tensorweave.ops import array as array_ops
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.array.gather_nd_ops import gather_nd
 from tensorweave.ops.control_flow.assert_ops import Assert
-from tensorweave.lookup.vocab_tables import index_table_from_file
 from tensorweave.ops.math import math_ops
 from tensorweave.ops.parsing.parsing_ops import VarLenFeature
 from tensorweave.state.init_ops import truncated_normal_initializer
 from tensorweave.state.variable_scope import get_variable
 from tensorweave.feature_column.builder import FeatureBuilder, map_values
 from tensorweave.feature_column.categorical import (
-    CategoricalColumn, IdWeightPair, _check_dtype, _check_key, _ids_input)
+    CategoricalColumn, IdWeightPair, _check_key)
 from tensorweave.feature_column.dense import EmbeddingColumn, with_global_variables
+from tensorweave.feature_column.vocabulary_file import (
+    VocabularyFileCategoricalColumn as VocabularyFileCategoricalColumn,
+    categorical_column_with_vocabulary_file as categorical_column_with_vocabulary_file)
 
 __all__ = ["SharedEmbeddingColumn", "VocabularyFileCategoricalColumn",
            "WeightedCategoricalColumn", "categorical_column_with_vocabulary_file",
            "shared_embedding_columns", "weighted_categorical_column"]
-
-
-# ---- vocabulary file ------------------------------------------------------------------
-@dataclass(frozen=True)
-class VocabularyFileCategoricalColumn(CategoricalColumn):
-    """Ids = line numbers of `vocabulary_file` (TF's _VocabularyFileCategoricalColumn)."""
-
-    key: str
-    vocabulary_file: str
-    vocabulary_size: int
-    num_oov_buckets: int
-    default_value: int
-    dtype: Any
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.key
-
-    @property
-    def _num_buckets(self) -> int:
-        return self.vocabulary_size + self.num_oov_buckets
-
-    @property
-    def num_buckets(self) -> int:
-        """The number of ids this column gives (TF's public `num_buckets`)."""
-        return self._num_buckets
-
-    @property
-    def _parse_example_spec(self) -> dict[str, Any]:
-        return {self.key: VarLenFeature(self.dtype)}
-
-    def _transform_feature(self, builder: FeatureBuilder) -> SparseTensor:
-        sp = _ids_input(builder, self.key, self.dtype)
-        key_dtype = self.dtype
-        if self.dtype.is_integer:
-            # The file's keys are parsed as int64 (as TF), so every integer input is too.
-            key_dtype = _dt.int64
-            sp = map_values(sp, math_ops.cast(sp.values, _dt.int64))
-        # A table, not a constant vocabulary: the file is read when tables are
-        # initialized (on the worker, at run time), exactly as TF does.
-        table = index_table_from_file(
-            vocabulary_file=self.vocabulary_file, num_oov_buckets=self.num_oov_buckets,
-            vocab_size=self.vocabulary_size, default_value=self.default_value,
-            key_dtype=key_dtype, name=f"{self.key}_lookup")
-        return table.lookup(sp)
-
-
-def _count_lines(path: str) -> int:
-    # As TF's `sum(1 for _ in gfile.GFile(path))`: a last line without '\n' counts too.
-    with open(path, "rb") as f:
-        data = f.read()
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-
-
-def categorical_column_with_vocabulary_file(key: str, vocabulary_file: str,
-                                            vocabulary_size: int | None = None,
-                                            num_oov_buckets: int = 0,
-                                            default_value: int | None = None,
-                                            dtype: Any = _dt.string
-                                            ) -> VocabularyFileCategoricalColumn:
-    """A categorical column whose ids are line numbers of a vocabulary file.
-
-    Line i (0-based) of the file is id i; only the first `vocabulary_size` lines are
-    used (all when None, counted now, so the file must exist at graph construction).
-    A value not in the vocabulary gets `vocabulary_size + Fingerprint64(value) %
-    num_oov_buckets` (integers hashed as their decimal string) with buckets, else
-    `default_value` (-1 when None, which drops the value from lookups). With an
-    integer `dtype` the file's lines are parsed as int64. The file is read by a lookup
-    table: run `tf.tables_initializer()` (a Scaffold does) before using the ids.
-
-    Args:
-        key: the feature name.
-        vocabulary_file: path of the vocabulary, one value per line.
-        vocabulary_size: number of leading lines to use; None: all of them.
-        num_oov_buckets: number of out-of-vocabulary buckets after the vocabulary.
-        default_value: id of out-of-vocabulary values when there are no buckets.
-        dtype: tf.string or an integer dtype of the feature values.
-
-    Returns:
-        A VocabularyFileCategoricalColumn with `vocabulary_size + num_oov_buckets` ids.
-
-    Raises:
-        ValueError: no file, a missing file with no `vocabulary_size`, a size < 1,
-            negative buckets, both buckets and `default_value`, or a bad dtype.
-
-    Example:
-        >>> states = categorical_column_with_vocabulary_file(
-        ...     "states", "/us/states.txt", vocabulary_size=50, num_oov_buckets=5)
-    """
-    _check_key(key)
-    if not vocabulary_file:
-        raise ValueError(f"Missing vocabulary_file in {key}.")
-    if vocabulary_size is None:
-        if not os.path.isfile(vocabulary_file):
-            raise ValueError(f"vocabulary_file {vocabulary_file} in {key} does not exist.")
-        vocabulary_size = _count_lines(vocabulary_file)
-    if vocabulary_size < 1:
-        raise ValueError(f"Invalid vocabulary_size {vocabulary_size} in {key} "
-                         f"(vocabulary_file {vocabulary_file}).")
-    if num_oov_buckets:
-        if default_value is not None:
-            raise ValueError(f"Can't specify both num_oov_buckets and default_value in "
-                             f"{key}.")
-        if num_oov_buckets < 0:
-            raise ValueError(f"Invalid num_oov_buckets {num_oov_buckets} in {key}.")
-    dt = _check_dtype(dtype, key)
-    return VocabularyFileCategoricalColumn(
-        key, vocabulary_file, int(vocabulary_size), int(num_oov_buckets or 0),
-        -1 if default_value is None else int(default_value), dt)
 
 
 # ---- weighted categorical -------------------------------------------------------------
@@ -222,6 +114,12 @@ class WeightedCategoricalColumn(CategoricalColumn):
         ids, weights = builder.get(self)
         return IdWeightPair(ids, weights)
 
+    @property
+    def _embedding_table(self) -> Any:
+        # Weights over categorical_column_with_embedding ids: embedding_column and
+        # linear_model look them up in the inner column's EmbeddingVariable.
+        return getattr(self.categorical_column, "_embedding_table", None)
+
 
 def _dense_weights_to_sparse(value: Any) -> SparseTensor:
     # As TF: a dense weight tensor drops 0.0 entries (the float "missing" value).
@@ -289,7 +187,6 @@ class SharedEmbeddingColumn(EmbeddingColumn):
     def _embedding_weights(self, weight_collections: Any, trainable: bool) -> Any:
         # The graph collection named after the shared name holds the variable: the
         # first column (of any input_layer call) creates it, the others reuse it.
-        shape = [self.categorical_column._num_buckets, self.dimension]
         shared = get_collection(self.shared_embedding_collection_name)
         if shared:
             if len(shared) > 1:
@@ -298,22 +195,62 @@ class SharedEmbeddingColumn(EmbeddingColumn):
                                  f"unique name for this collection. Suggested fix B: "
                                  f"Do not add any variables to this collection. Got: "
                                  f"{shared}")
-            table = shared[0]
-            if list(table.get_shape().as_list()) != shape:
-                raise ValueError(f"Shared embedding {self.shared_embedding_collection_name} "
-                                 f"has shape {table.get_shape()}, column {self.name} "
-                                 f"needs {shape}.")
-            return table
-        table = get_variable("embedding_weights", shape=shape, dtype=_dt.float32,
-                             initializer=self.initializer,
-                             trainable=self.trainable and trainable,
-                             collections=with_global_variables(weight_collections))
+            self._check_shared(shared[0])
+            return shared[0]
+        make_ev = getattr(self.categorical_column, "_embedding_table", None)
+        if make_ev is not None:
+            # DeepRec: one EmbeddingVariable `<scope>/<shared name>/embedding_weights`,
+            # its parts and options those of the column that makes it.
+            table = make_ev(self.dimension, self.initializer, self.trainable and trainable)
+        else:
+            table = get_variable("embedding_weights",
+                                 shape=[self.categorical_column._num_buckets,
+                                        self.dimension], dtype=_dt.float32,
+                                 initializer=self.initializer,
+                                 trainable=self.trainable and trainable,
+                                 collections=with_global_variables(weight_collections))
         add_to_collection(self.shared_embedding_collection_name, table)
         return table
+
+    def _check_shared(self, table: Any) -> None:
+        """ValueError unless `table` (found in the shared collection) fits this column:
+        an EmbeddingVariable of its dimension, or a [num_buckets, dimension] variable."""
+        if getattr(self.categorical_column, "_embedding_table", None) is not None:
+            first = table[0] if isinstance(table, list) else table
+            have: Any = getattr(first, "_embedding_dim", None)
+            need: Any = self.dimension
+        else:
+            have = list(table.get_shape().as_list())
+            need = [self.categorical_column._num_buckets, self.dimension]
+        if have != need:
+            raise ValueError(f"Shared embedding {self.shared_embedding_collection_name} "
+                             f"holds {table} (width {have}), column {self.name} needs "
+                             f"{need}; give each group its own shared name.")
 
 
 def _unweighted(col: CategoricalColumn) -> CategoricalColumn:
     return col.categorical_column if isinstance(col, WeightedCategoricalColumn) else col
+
+
+def _check_same_ids(first: CategoricalColumn, other: CategoricalColumn) -> None:
+    """ValueError unless two columns can share one table: the same number of buckets,
+    or (categorical_column_with_embedding, open-ended ids) the same id dtype."""
+    a, b = _unweighted(first), _unweighted(other)
+    if getattr(a, "_embedding_table", None) is not None:
+        if a.dtype != b.dtype:  # type: ignore[attr-defined]
+            raise ValueError(f"To use shared_embedding_column over "
+                             f"categorical_column_with_embedding, all columns must have "
+                             f"the same dtype (one EmbeddingVariable holds their ids). "
+                             f"Given column: {first.name} of dtype "
+                             f"{a.dtype.name} does not match column: "  # type: ignore[attr-defined]
+                             f"{other.name} of dtype {b.dtype.name}")  # type: ignore[attr-defined]
+        return
+    if other._num_buckets != first._num_buckets:
+        raise ValueError(f"To use shared_embedding_column, all categorical_columns must "
+                         f"have the same number of buckets. Given column: "
+                         f"{first.name} with buckets: {first._num_buckets} "
+                         f"does not match column: {other.name} with buckets: "
+                         f"{other._num_buckets}")
 
 
 def shared_embedding_columns(categorical_columns: Any, dimension: int, combiner: str = "mean",
@@ -329,11 +266,13 @@ def shared_embedding_columns(categorical_columns: Any, dimension: int, combiner:
     name defaults to the sorted column names joined by '_' plus '_shared_embedding'
     (`input_layer/aaa_bbb_shared_embedding/embedding_weights`). It is created once per
     graph, under the enclosing variable scope (so its partitioner splits it across ps
-    tasks), and reused by every column, also across input_layer calls.
+    tasks), and reused by every column, also across input_layer calls. Over DeepRec's
+    `categorical_column_with_embedding` columns it is one EmbeddingVariable of that
+    name, its parts and options those of the column that creates it (DeepRec's).
 
     Args:
         categorical_columns: columns of one type (weighted ones allowed) with the same
-            number of buckets.
+            number of buckets (categorical_column_with_embedding: the same dtype).
         dimension: embedding width.
         combiner: "mean", "sqrtn" or "sum": how a row's several ids combine.
         initializer: variable initializer; default truncated normal, stddev
@@ -349,7 +288,8 @@ def shared_embedding_columns(categorical_columns: Any, dimension: int, combiner:
 
     Raises:
         ValueError: a bad dimension, combiner or initializer, a non-categorical column,
-            columns of different types or numbers of buckets, or a checkpoint given.
+            columns of different types, numbers of buckets or (embedding) id dtypes,
+            or a checkpoint given.
 
     Example:
         >>> q, d = shared_embedding_columns([query_ids, doc_ids], dimension=16)
@@ -380,12 +320,7 @@ def shared_embedding_columns(categorical_columns: Any, dimension: int, combiner:
                              f"same type. Given column: {first.name} of type: "
                              f"{type(first).__name__} does not match given column: "
                              f"{base.name} of type: {type(base).__name__}")
-        if c._num_buckets != ordered[0]._num_buckets:
-            raise ValueError(f"To use shared_embedding_column, all categorical_columns must "
-                             f"have the same number of buckets. Given column: "
-                             f"{ordered[0].name} with buckets: {ordered[0]._num_buckets} "
-                             f"does not match column: {c.name} with buckets: "
-                             f"{c._num_buckets}")
+        _check_same_ids(ordered[0], c)
     name = shared_embedding_collection_name or \
         "_".join(c.name for c in ordered) + "_shared_embedding"
     init = initializer or truncated_normal_initializer(mean=0.0,

@@ -212,9 +212,18 @@ class _EmbeddingSaveable(SaveableObject):
                  for t, part in zip(outs, ("keys", "values", "freqs", "versions"))]
         super().__init__(ev, specs, name)
 
+    def _initializers(self) -> list[Any]:
+        # As DeepRec's restore, which makes the table: a session that restores instead
+        # of initializing (an Estimator's evaluate, a restarted chief) has no default
+        # rows yet. A slot's waits for its variable's too, which forgets the ids.
+        ev = self.op
+        return ([ev._primary.initializer] if ev._primary is not None else []) + \
+            [ev.initializer]
+
     def restore(self, restored_tensors: list[Tensor], restored_shapes: Any) -> Any:
         ev = self.op
-        with ev.graph.colocate_with(ev.op):
+        with ev.graph.colocate_with(ev.op), \
+                ev.graph.control_dependencies(self._initializers()):
             return kv_ckpt.kv_import(ev._ref(), *restored_tensors)
 
     def restore_from_file(self, filename: Tensor) -> Any:
@@ -226,7 +235,8 @@ class _EmbeddingSaveable(SaveableObject):
         pattern = re.escape(base) + r"(?:/part_\d+)?" + \
             re.escape(ev.op.name[len(primary.op.name):])
         part, parts = primary._partition
-        with ev.graph.colocate_with(ev.op):
+        with ev.graph.colocate_with(ev.op), \
+                ev.graph.control_dependencies(self._initializers()):
             return kv_ckpt.kv_restore(ev._ref(), filename, pattern, part, parts)
 
 
