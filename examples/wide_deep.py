@@ -92,16 +92,35 @@ def write_records(path, rows):
 
 # ---- the model ----------------------------------------------------------------------
 
-def columns(ev=False, num_ps=1):
+def ev_option(ev_filter=None, ev_elimination=None, filter_freq=3, steps_to_live=4000):
+    """DeepRec's EmbeddingVariableOption from the modelzoo's --ev_filter/--ev_elimination:
+    admit an id after `filter_freq` lookups (counter or counting Bloom filter); at each
+    save drop ids not looked up for `steps_to_live` global steps (gstep) or whose row's
+    L2 norm fell under 1.0 (l2)."""
+    evict = {"gstep": lambda: tf.GlobalStepEvict(steps_to_live=steps_to_live),
+             "l2": lambda: tf.L2WeightEvict(l2_weight_threshold=1.0),
+             None: lambda: None}[ev_elimination]()
+    admit = {"counter": lambda: tf.CounterFilter(filter_freq=filter_freq),
+             "cbf": lambda: tf.CBFFilter(filter_freq=filter_freq, max_element_size=2**30,
+                                         false_positive_probability=0.01,
+                                         counter_type=tf.int64),
+             None: lambda: None}[ev_filter]()
+    return tf.EmbeddingVariableOption(filter_option=admit, evict_option=evict)
+
+
+def columns(ev=False, num_ps=1, option=None):
     """The wide and the deep part's feature columns. With `ev` (DeepRec's --ev switch)
     the deep part embeds users and items with EmbeddingVariables: a table that grows
     with the ids seen, no hash buckets to size or collide in."""
     user = fc.categorical_column_with_hash_bucket("user", 1000)
     item = fc.categorical_column_with_hash_bucket("item", 4000, dtype=tf.int64)
     if ev:
-        deep_user = fc.categorical_column_with_embedding("user", partition_num=num_ps)
+        option = option or tf.EmbeddingVariableOption()
+        deep_user = fc.categorical_column_with_embedding("user", partition_num=num_ps,
+                                                         ev_option=option)
         deep_item = fc.categorical_column_with_embedding("item", dtype=tf.int64,
-                                                         partition_num=num_ps)
+                                                         partition_num=num_ps,
+                                                         ev_option=option)
     else:
         deep_user, deep_item = user, item
     category = fc.categorical_column_with_vocabulary_list("category", CATEGORIES)
@@ -226,7 +245,8 @@ def main(_):
     is_chief = job_name == "chief" or ("chief" not in jobs and task_index == 0)
     shard = task_index + (1000 if job_name == "chief" else 0)
     train_path, eval_path = write_data(shard, is_chief)
-    wide, deep = columns(FLAGS.ev, num_ps)
+    wide, deep = columns(FLAGS.ev, num_ps, ev_option(
+        FLAGS.ev_filter, FLAGS.ev_elimination, FLAGS.ev_filter_freq, FLAGS.ev_steps_to_live))
     eval_features, eval_labels = parsed_eval_set(eval_path, wide, deep) if is_chief \
         else (None, None)
 
@@ -313,6 +333,14 @@ if __name__ == "__main__":
     parser.add_argument("--ev", type="bool", default=False,
                         help="embed users and items with EmbeddingVariables (DeepRec's "
                              "tf.feature_column.categorical_column_with_embedding)")
+    parser.add_argument("--ev_filter", choices=["counter", "cbf"], default=None,
+                        help="admit an id to an EmbeddingVariable after --ev_filter_freq "
+                             "lookups (DeepRec's CounterFilter / CBFFilter)")
+    parser.add_argument("--ev_filter_freq", type=int, default=3)
+    parser.add_argument("--ev_elimination", choices=["gstep", "l2"], default=None,
+                        help="at each save, evict ids unseen for --ev_steps_to_live global "
+                             "steps (gstep) or with a row norm under 1.0 (l2)")
+    parser.add_argument("--ev_steps_to_live", type=int, default=4000)
     parser.add_argument("--save_incremental_checkpoint_secs", type=float, default=None,
                         help="between full checkpoints, save what changed every N seconds "
                              "(DeepRec's incremental checkpoints)")

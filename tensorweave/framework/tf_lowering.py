@@ -36,8 +36,9 @@ tensorweave cannot import back), the sync-replicas accumulator status ops, tf.Te
 TensorArrayFlow* ops (TF's form is TensorArrayV3 or TensorList ops inside a TF While, which
 needs While lowered first), DenseHashTable (TF's MutableDenseHashTable has no deleted_key
 input), LookupTableRemove (TF has only the resource-handle LookupTableRemoveV2), and
-DeepRec's optimizer updates ApplyAdamAsync/ApplyAdagradDecay and their sparse forms (stock
-TF has no such kernels; a serving export holds no training op); the exporters prune them
+DeepRec's optimizer updates ApplyAdamAsync/ApplyAdagradDecay and their sparse forms and
+an EmbeddingVariable update's KvStamp (stock TF has no such kernels; a serving export holds
+no training op); the exporters prune them
 or name them (`check_tensorflow_ops`).
 
 `check_tensorflow_ops` is the exporters' final check: it names each op type

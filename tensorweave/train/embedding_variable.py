@@ -35,6 +35,7 @@ from tensorweave.framework.tensor import Tensor
 from tensorweave.ops.array import core_ops
 from tensorweave.ops.math.math_ops import cast
 from tensorweave.ops.state import kv_checkpoint_ops as kv_ckpt
+from tensorweave.ops.state import kv_stamp_ops
 from tensorweave.ops.state import kv_variable_ops as kv
 from tensorweave.state import init_ops
 from tensorweave.state import variable_policies as _policies
@@ -171,6 +172,22 @@ class EmbeddingVariable(Variable):
             rows, _ = kv.kv_gather(self._variable, ids, _global_step(g),
                                    name=name or "KvGather")
         return rows
+
+    def _stamp_versions(self, update: Any, rows: Tensor, global_step: Any) -> Any:
+        """After the optimizer's `update` of `rows`, their ids' version becomes the global
+        step the update ran at (DeepRec's GlobalStepEvict: "the step of the feature's last
+        update in backward"). `global_step` is apply_gradients' (else the graph's); with
+        none, nothing is stamped and `update` is returned."""
+        g = self.graph
+        if global_step is None:
+            step = _global_step(g)
+        else:
+            step = convert_to_tensor(global_step)
+            step = step if step.dtype.base_dtype == _dt.int64 else cast(step, _dt.int64)
+        if isinstance(update, Tensor):
+            update = update.op
+        with g.control_dependencies([update]), g.colocate_with(self.op):
+            return kv_stamp_ops.kv_stamp(self._variable, rows, step)
 
     def _embedding_slot(self, name: str, fill: float) -> EmbeddingVariable:
         """An optimizer slot ("<var>/<name>"): a table over this one's ids, starting at

@@ -196,6 +196,9 @@ class Optimizer:
                     with graph.name_scope("update_" + var.op.name), \
                             graph.colocate_with(var.op):
                         out = self._update(grad, var)
+                        stamp = getattr(var, "_stamp_versions", None)
+                        if stamp is not None and isinstance(grad, IndexedSlices):
+                            out = stamp(out, grad.indices, global_step)
                         update_ops.append(out.op if isinstance(out, Tensor) else out)
                 if global_step is None:
                     train_op = self._finish(update_ops, final + "/")

@@ -280,7 +280,7 @@ NOT_LOWERED = {"FunctionalScan", "FunctionalScanGrad", "WhileGrad", "Initialized
                "TensorArrayFlowWrite", "TensorArrayFlowZeros",
                # DeepRec's optimizer kernels: training only, stock TF has none
                "ApplyAdamAsync", "SparseApplyAdamAsync", "ApplyAdagradDecay",
-               "SparseApplyAdagradDecay"}
+               "SparseApplyAdagradDecay", "KvStamp"}
 
 
 def test_every_op_of_ours_tensorflow_lacks_is_lowered_or_listed():

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import tensorweave as tf
@@ -78,7 +79,9 @@ def test_async_with_the_seed_flags(tmp_path):
 @pytest.mark.transports("grpc", why=WHOLE_JOB)
 def test_sync_with_embedding_variables_under_tensorweave_launch(tmp_path):
     cmd = [sys.executable, "-m", "tensorweave", "launch", "--ps", "2", "--workers", "2",
-           "--", sys.executable, SCRIPT, "--sync=true", "--ev=true", *_flags(tmp_path)]
+           "--", sys.executable, SCRIPT, "--sync=true", "--ev=true", "--ev_filter=counter",
+           "--ev_filter_freq=3", "--ev_elimination=gstep", "--ev_steps_to_live=100",
+           *_flags(tmp_path)]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=240,
                        check=False, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
@@ -96,6 +99,16 @@ def test_sync_with_embedding_variables_under_tensorweave_launch(tmp_path):
         final, f"deep/inputs/input_layer/user_embedding/embedding_weights/part_{i}-keys"))
         for i in (0, 1))
     assert 0 < users <= 1000, users   # the ids seen, not a bucket count
+    # the filter and the eviction on the ps: every saved item id was looked up at least
+    # 3 times, and within the 100 global steps before the save (older ones evicted)
+    step = int(tf.train.load_variable(final, "global_step"))
+    item = "deep/inputs/input_layer/item_embedding/embedding_weights/part_{}-{}"
+    freqs = np.concatenate([tf.train.load_variable(final, item.format(i, "freqs"))
+                            for i in (0, 1)])
+    versions = np.concatenate([tf.train.load_variable(final, item.format(i, "versions"))
+                               for i in (0, 1)])
+    assert len(freqs) and freqs.min() >= 3, freqs.min()
+    assert versions.min() >= step - 100, (versions.min(), step)
 
 
 @pytest.mark.parametrize("labels,scores,want", [
