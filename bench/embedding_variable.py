@@ -5,10 +5,15 @@ a Zipf distribution over the ids seen so far (a few hot ones, a long tail), half
 seen before (new users, new items), so the id space grows with the stream. The same
 model runs on `tf.get_embedding_variable` and on a [`--buckets`, dim] variable looked up
 at `id % buckets` (what `categorical_column_with_hash_bucket` does). Printed per model:
-examples/s, the bytes of its table and slot after the stream, and for the buckets the
+examples/s, the bytes of its table and slot after the stream (for the EmbeddingVariable the
+rows in use and its id index), and for the buckets the
 share of ids that share a row with another id (the collisions an EV does not have).
 
 Run: python -m bench.embedding_variable [--steps 300 --batch 1024 --buckets 1048576]
+At scale (100M distinct ids: bytes, RSS, insert and lookup rates; see
+bench/embedding_variable_scale.py, which these flags run):
+     nice python -m bench.embedding_variable --ids 100000000 [--dim 8 --slots 0]
+     python -m bench.embedding_variable --ids 20000000 --filter-freq 3
 """
 from __future__ import annotations
 
@@ -52,9 +57,10 @@ def _run(model: str, batches: list[np.ndarray], dim: int, buckets: int) -> dict:
             for b in batches[1:]:
                 sess.run(train, {ids: b})
             secs = time.perf_counter() - t
-            if model == "ev":
+            if model == "ev":   # the rows in use (table + slot) and the id index
                 n = len(sess.run(table.saveable_objects()[0].specs[0].tensor))
-                nbytes = 2 * n * dim * 4
+                res = sess._runtime.device.resource_mgr.lookup("", "emb")
+                nbytes = 2 * n * dim * 4 + res.index.nbytes
             else:
                 nbytes = 2 * buckets * dim * 4
     return {"examples_s": sum(len(b) for b in batches[1:]) / secs, "bytes": nbytes}
@@ -64,9 +70,20 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--batch", type=int, default=1024)
-    ap.add_argument("--dim", type=int, default=16)
+    ap.add_argument("--dim", type=int, default=None, help="16 (the scale mode: 8)")
     ap.add_argument("--buckets", type=int, default=1 << 20)
+    ap.add_argument("--ids", type=int, default=0,
+                    help="the scale mode: this many distinct ids (embedding_variable_scale)")
+    ap.add_argument("--filter-freq", type=int, default=0, help="(scale mode)")
+    ap.add_argument("--slots", type=int, default=0, help="(scale mode)")
     args = ap.parse_args(argv)
+    if args.ids:
+        from bench import embedding_variable_scale
+        embedding_variable_scale.main(["--ids", str(args.ids), "--dim", str(args.dim or 8),
+                                       "--slots", str(args.slots),
+                                       "--filter-freq", str(args.filter_freq)])
+        return
+    args.dim = args.dim or 16
     batches = _stream(args.steps, args.batch)
     distinct = np.unique(np.concatenate(batches))
     rows = distinct % args.buckets

@@ -341,3 +341,64 @@ def test_sync_replicas_trains_it_as_a_dense_variable():
                 got.append(sess.run([look, step]))
     np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-6)
     assert got[0][1] == got[1][1] == 2 and got[0][0][0, 0] < 1.0
+
+
+class _DictModel:
+    """The index as a dict did it (the first implementation's rules, spelled out): the
+    reference the NumPy index must match lookup for lookup."""
+
+    def __init__(self, filter_freq):
+        self.filter_freq, self.rows, self.pending, self.free, self.n = filter_freq, {}, {}, [], 1
+        self.freqs, self.versions = {}, {}
+
+    def lookup(self, ids, step):
+        uniq, counts = np.unique(ids, return_counts=True)
+        where = {}
+        for k, c in zip(uniq.tolist(), counts.tolist()):
+            if k in self.rows:
+                row = where[k] = self.rows[k]
+                self.freqs[row] += c
+                self.versions[row] = max(self.versions[row], step)
+                continue
+            seen = self.pending.pop(k, 0) + c
+            if seen < self.filter_freq:
+                self.pending[k], where[k] = seen, 0
+                continue
+            row = self.free.pop() if self.free else self.n
+            self.n += row == self.n
+            self.rows[k] = where[k] = row
+            self.freqs[row], self.versions[row] = seen, step
+        return [where[k] for k in ids.tolist()]
+
+    def remove(self, keys):
+        for k in keys:
+            self.free.append(self.rows.pop(k))
+
+    def live(self):
+        return sorted(self.rows, key=self.rows.get)
+
+
+@pytest.mark.parametrize("filter_freq", [0, 3])
+def test_the_numpy_index_admits_counts_and_reuses_rows_as_a_dict_did(filter_freq):
+    from tensorweave.ops.state.kv_variable_ops import EmbeddingResource, KvIndex
+    index, model = KvIndex(tf.int64, filter_freq, 0, 0.0), _DictModel(filter_freq)
+    emb = EmbeddingResource("emb", tf.float32, 2, index)
+    emb.defaults = np.arange(10, dtype=np.float32).reshape(5, 2)
+    index.clear()
+    rng = np.random.default_rng(7)
+    for step in range(60):
+        ids = rng.zipf(1.5, 40).astype(np.int64) * rng.choice([-1, 1], 40)
+        assert index.lookup(ids, step).tolist() == model.lookup(ids, step)
+        if step % 7 == 6:   # forget some ids, as an eviction does
+            keys, _ = index.live()
+            gone = keys[rng.random(len(keys)) < 0.3]
+            index.remove(gone)
+            model.remove(gone.tolist())
+        keys, rows = index.live()
+        assert keys.tolist() == model.live()
+        assert index.freqs[rows].tolist() == [model.freqs[model.rows[k]] for k in keys.tolist()]
+        assert index.versions[rows].tolist() == [model.versions[model.rows[k]]
+                                                 for k in keys.tolist()]
+        np.testing.assert_array_equal(emb.value[rows], emb.defaults[keys % 5])
+    pending = dict(zip(*(a.tolist() for a in index.pending.items())))
+    assert pending == model.pending and (filter_freq == 0) == (not pending)

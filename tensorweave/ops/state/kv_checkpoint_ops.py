@@ -25,7 +25,7 @@ from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.kernels.fingerprint import hash_buckets
 from tensorweave.ops.op_author import REQUIRED, create_op, define_op
-from tensorweave.ops.state.kv_variable_ops import EmbeddingResource, as_embedding, key_of
+from tensorweave.ops.state.kv_variable_ops import EmbeddingResource, as_embedding
 from tensorweave.runtime.update_gate import gated_update
 
 __all__ = ["kv_export", "kv_import", "kv_restore"]
@@ -86,19 +86,26 @@ def _(ref: Any, keys: Any, values: Any, freqs: Any, versions: Any) -> None:
 def _import(res: EmbeddingResource, keys: Any, values: Any, freqs: Any,
             versions: Any) -> None:
     index = res.index
-    ks = [key_of(k) for k in np.asarray(keys).reshape(-1).tolist()]
+    ks = index.keys_of(keys)
     vals = np.asarray(values, res.dtype.as_numpy_dtype).reshape(len(ks), res.dim)
     with gated_update(res), index.lock:
         res.read()
         if res is index.members[0]:   # the variable's ids are the checkpoint's
-            keep = set(ks)
-            index.remove([k for k in list(index.rows) if k not in keep])
+            held, _ = index.live()
+            index.remove(held[~_isin(held, ks)])
             index.pending.clear()
         rows = index.rows_of(ks)
         if res is index.members[0]:
             index.freqs[rows] = np.asarray(freqs).reshape(-1)
             index.versions[rows] = np.asarray(versions).reshape(-1)
         res.read()[rows] = vals
+
+
+def _isin(keys: np.ndarray, among: np.ndarray) -> np.ndarray:
+    if keys.dtype == object:   # (bytes: a set, not NumPy's sort of objects)
+        keep = set(among.tolist())
+        return np.fromiter((k in keep for k in keys.tolist()), bool, len(keys))
+    return np.isin(keys, among)
 
 
 kv_import_op.no_gradient()
