@@ -253,6 +253,8 @@ try:
         EmbeddingVariableOption as EmbeddingVariableOption, GlobalStepEvict as GlobalStepEvict,
         InitializerOption as InitializerOption, L2WeightEvict as L2WeightEvict,
         get_embedding_variable as get_embedding_variable)
+    # DeepRec's WorkQueue: dynamic data sharding (issue 35)
+    from tensorweave.train.work_queue import WorkQueue as WorkQueue
 
     # --- SavedModel, MetaGraphDef (owner: saved-model helper) ---
     from tensorweave import saved_model as saved_model

@@ -16,7 +16,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 import tensorweave.runtime.sendrecv_ops  # noqa: F401 - registers _Send/_Recv for partitions
-from tensorweave.distributed.job import owner_of
+from tensorweave.distributed.job import incarnation_of, owner_of
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.replica_store import ReplicaStore
 from tensorweave.distributed.transport.base import Peer
@@ -27,7 +27,7 @@ from tensorweave.runtime.executor import Executor, FunctionLibrary
 from tensorweave.runtime.malloc_tuning import keep_step_memory
 from tensorweave.runtime.rendezvous import LocalRendezvous, StepRendezvous
 from tensorweave.runtime.resource_mgr import DeviceContext
-from tensorweave.runtime.step import StepState
+from tensorweave.runtime.step import SessionRef, StepState
 from tensorweave.runtime.step_stats import StepStatsCollector
 
 log = logging.getLogger("tensorweave.worker")
@@ -184,6 +184,8 @@ class WorkerService:
         step = StepState(req.step_id, timeout_s=req.timeout_ms / 1000 if req.timeout_ms else None,
                          rendezvous=rendezvous,
                          stats=StepStatsCollector() if req.record_timeline else None)
+        step.session = SessionRef(reg.session, owner_of(reg.session),
+                                  incarnation_of(reg.session))
         with self._lock:
             self._active_steps[req.step_id] = step
         try:
@@ -262,6 +264,7 @@ class WorkerService:
             lib = self._libraries.pop(req.session_handle, None)
         if lib is not None:
             lib.device.resource_mgr.cleanup()
+        self.device.resource_mgr.session_closed(req.session_handle)
         return pb.CloseWorkerSessionResponse(), []
 
     def job_done(self, req: pb.JobDoneRequest, tensors: Tensors = ()

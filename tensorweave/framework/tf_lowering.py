@@ -38,7 +38,8 @@ needs While lowered first), DenseHashTable (TF's MutableDenseHashTable has no de
 input), LookupTableRemove (TF has only the resource-handle LookupTableRemoveV2), and
 DeepRec's optimizer updates ApplyAdamAsync/ApplyAdagradDecay and their sparse forms and
 an EmbeddingVariable update's KvStamp (stock TF has no such kernels; a serving export holds
-no training op); the exporters prune them
+no training op), and DeepRec's WorkQueue ops (WorkQueueHandleOp, WorkQueueTake, ...: the
+training job's input, which a serving export does not read); the exporters prune them
 or name them (`check_tensorflow_ops`).
 
 `check_tensorflow_ops` is the exporters' final check: it names each op type

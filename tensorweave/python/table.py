@@ -219,6 +219,7 @@ OURS_ONLY: dict[str, tuple[str, ...]] = {
     # DeepRec's modules (not in TF 1.15)
     "training.adam_async": ("tensorweave.train.adam_async",),
     "training.adagrad_decay": ("tensorweave.train.adagrad_decay",),
+    "ops.work_queue": ("tensorweave.train.work_queue",),
 }
 
 # TF names whose tensorweave spelling differs: "tf module.name" -> "our module:attr".

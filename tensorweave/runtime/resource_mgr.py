@@ -91,6 +91,14 @@ class ResourceMgr:
                 if close:
                     close()
 
+    def session_closed(self, handle: str) -> None:
+        """Tells every resource with a `session_closed(handle)` method that a session
+        ended on this task (a WorkQueue puts back the slices it had in flight)."""
+        for _, _, res in self.resources():
+            hear = getattr(res, "session_closed", None)
+            if hear is not None:
+                hear(handle)
+
     def resources(self) -> list[tuple[str, str, Any]]:
         with self._lock:
             return [(c, n, r) for c, m in self._containers.items() for n, r in m.items()]

@@ -4,11 +4,26 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from tensorweave.framework import errors
 
 _step_ids = itertools.count(1)
+
+
+class SessionRef(NamedTuple):
+    """The session whose step a task runs a part of, as the worker service knows it.
+
+    Attributes:
+        handle: the session's handle ("worker.1.s3.i9f2c").
+        task: the task whose master opened it ("/job:worker/replica:0/task:1"), or None.
+        incarnation: that task's process incarnation, or None when the handle does not
+            say (a restarted task's sessions have another one).
+    """
+
+    handle: str
+    task: str | None
+    incarnation: int | None
 
 
 class StepState:
@@ -36,6 +51,10 @@ class StepState:
         self.function_runner: Any = None  # set by the executor for functional ops
         self._end_callbacks: list[Callable[[], None]] = []
         self.held_gates: set[Any] = set()  # update gates this step holds (update_gate.py)
+        # Whose step this is, where a worker service runs a part of it (None in a local
+        # session): kernels that serve several sessions tell them apart by it (a
+        # WorkQueue's slices in flight, kernels/work_queue_resource.py).
+        self.session: SessionRef | None = None
 
     @property
     def cancelled(self) -> BaseException | None:

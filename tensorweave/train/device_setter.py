@@ -30,11 +30,13 @@ __all__ = ["STANDARD_PS_OPS", "replica_device_setter", "GreedyLoadBalancingStrat
            "byte_size_load_fn"]
 
 # Op types that hold state a ps task should own (TF 1.x's list, in its order; then an
-# EmbeddingVariable's, as DeepRec's list adds its own).
+# EmbeddingVariable's, as DeepRec's list adds its own; then the WorkQueue every worker
+# takes slices from, which DeepRec places by a variable made beside it).
 STANDARD_PS_OPS = (
     "Variable", "VariableV2", "AutoReloadVariable", "MutableHashTable",
     "MutableHashTableV2", "MutableHashTableOfTensors", "MutableHashTableOfTensorsV2",
-    "MutableDenseHashTable", "MutableDenseHashTableV2", "VarHandleOp", "KvVariable")
+    "MutableDenseHashTable", "MutableDenseHashTableV2", "VarHandleOp", "KvVariable",
+    "WorkQueueHandleOp")
 
 DeviceFunction = Callable[[Any], str]
 

@@ -280,7 +280,10 @@ NOT_LOWERED = {"FunctionalScan", "FunctionalScanGrad", "WhileGrad", "Initialized
                "TensorArrayFlowWrite", "TensorArrayFlowZeros",
                # DeepRec's optimizer kernels: training only, stock TF has none
                "ApplyAdamAsync", "SparseApplyAdamAsync", "ApplyAdagradDecay",
-               "SparseApplyAdagradDecay", "KvStamp"}
+               "SparseApplyAdagradDecay", "KvStamp",
+               # DeepRec's WorkQueue: the training job's input, never in an export
+               "WorkQueueHandleOp", "WorkQueueTake", "WorkQueueSize", "WorkQueueSave",
+               "WorkQueueRestore", "WorkQueueRestoreFromFile"}
 
 
 def test_every_op_of_ours_tensorflow_lacks_is_lowered_or_listed():

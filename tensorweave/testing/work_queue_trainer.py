@@ -1,0 +1,97 @@
+"""A between-graph trainer over a WorkQueue, for exactly-once tests: one task, from TF_CONFIG.
+
+Each line of the data files is an example's id; "training" adds 1 to the example's
+count in a variable on the ps (`counts`), so after the job that variable says how many
+times each example was trained. Workers read their slices with DeepRec's pattern,
+`TextLineDataset(queue.input_dataset())`, two lines a step, and print one line a step,
+`step <n> worker:<i> ids <ids>`. Worker 0 initializes the model; every worker waits
+until all have joined before training (a restarted one finds them joined). A ps task
+serves.
+
+Example (one process per task):
+    $ TF_CONFIG='{"cluster": {...}, "task": {"type": "worker", "index": 1}}' \\
+        python -m tensorweave.testing.work_queue_trainer --data_dir /tmp/d --examples 48
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+import time
+from typing import Any
+
+import tensorweave as tf
+
+QUEUE_SEED = 11
+
+
+def build(cluster: Any, index: int, files: list[str], examples: int) -> dict[str, Any]:
+    """The model of worker `index` (also what a reader of the ps's state builds)."""
+    with tf.device(tf.train.replica_device_setter(
+            cluster=cluster, worker_device=f"/job:worker/task:{index}")):
+        counts = tf.get_variable("counts", [examples], tf.int64, tf.zeros_initializer(),
+                                 trainable=False)
+        joined = tf.get_variable("joined", [], tf.int64, tf.zeros_initializer(),
+                                 trainable=False)
+        queue = tf.WorkQueue(files, num_epochs=1, shuffle=True, seed=QUEUE_SEED)
+        lines = tf.data.TextLineDataset(queue.input_dataset()).batch(2)
+        ids = tf.string_to_number(lines.make_one_shot_iterator().get_next(), tf.int64)
+        train = tf.scatter_add(counts, ids, tf.ones_like(ids))
+    return {"counts": counts, "joined": joined, "queue": queue, "ids": ids, "train": train,
+            "join": tf.assign_add(joined, 1),
+            "init": tf.variables_initializer([counts, joined]),
+            "ready": tf.is_variable_initialized(joined)}
+
+
+def _wait(sess: Any, check: Any, want: Any) -> None:
+    while not want(sess.run(check)):
+        time.sleep(0.05)
+
+
+def train(server: Any, cluster: Any, index: int, args: argparse.Namespace) -> None:
+    files = sorted(glob.glob(os.path.join(args.data_dir, "part-*.txt")))
+    m = build(cluster, index, files, args.examples)
+    config = tf.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{index}"])
+    with tf.Session(server.target, config=config) as sess:
+        if index == 0 and not sess.run(m["ready"]):
+            sess.run(m["init"])
+        _wait(sess, m["ready"], bool)
+        sess.run(m["join"])
+        _wait(sess, m["joined"], lambda n: n >= len(cluster.as_dict()["worker"]))
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        step = 0
+        try:
+            while True:
+                ids, _ = sess.run([m["ids"], m["train"]])
+                step += 1
+                print(f"step {step} worker:{index} ids {' '.join(map(str, ids))}",
+                      flush=True)
+                time.sleep(args.step_secs)
+        except tf.errors.OutOfRangeError:
+            print(f"done worker:{index}", flush=True)
+        coord.request_stop()
+        coord.join(threads)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Runs the task TF_CONFIG names: a ps serves, a worker trains."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data_dir", required=True, help="holds part-*.txt, an id a line")
+    parser.add_argument("--examples", type=int, required=True, help="ids are 0..examples-1")
+    parser.add_argument("--step_secs", type=float, default=0.1)
+    args = parser.parse_args(argv)
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    if not resolver.task_type:
+        sys.exit("work_queue_trainer: set TF_CONFIG with a \"cluster\" and a \"task\".")
+    cluster, job, index = resolver.cluster_spec(), resolver.task_type, resolver.task_id or 0
+    server = tf.train.Server(cluster, job_name=job, task_index=index)
+    if job == "ps":
+        server.join()
+    else:
+        train(server, cluster, index, args)
+
+
+if __name__ == "__main__":
+    main()
