@@ -357,8 +357,7 @@ class _DictModel:
         for k, c in zip(uniq.tolist(), counts.tolist()):
             if k in self.rows:
                 row = where[k] = self.rows[k]
-                self.freqs[row] += c
-                self.versions[row] = max(self.versions[row], step)
+                self.freqs[row] += c   # (the version is the update's: KvStamp)
                 continue
             seen = self.pending.pop(k, 0) + c
             if seen < self.filter_freq:

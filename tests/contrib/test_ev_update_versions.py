@@ -45,10 +45,10 @@ def test_global_step_eviction_drops_ids_not_updated_for_steps_to_live(tmp_path):
 
 def test_a_lookup_without_an_update_does_not_refresh_the_version():
     with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()   # known to the lookup this time
         ids = tf.placeholder(tf.int64, [None])
         ev = tf.get_embedding_variable("emb", 3)
         rows = tf.nn.embedding_lookup(ev, ids)
-        step = tf.train.get_or_create_global_step()
         train = tf.train.GradientDescentOptimizer(0.1).minimize(
             tf.reduce_sum(rows), global_step=step)
         with tf.Session() as sess:

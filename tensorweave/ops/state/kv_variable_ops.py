@@ -1,8 +1,9 @@
 """EmbeddingVariable ops (DeepRec's): a table of rows that grows with the ids it admits.
 
 KvVariable makes (or finds) the table on its device; KvInitialize gives it its default
-rows; KvGather looks ids up (admitting new ones, counting their frequency, stamping the
-global step). Its checkpoint ops are in kv_checkpoint_ops.py.
+rows; KvGather looks ids up (admitting new ones, counting their frequency). Its
+checkpoint ops are in kv_checkpoint_ops.py; KvStamp (kv_stamp_ops.py) gives updated ids
+the global step of their update.
 
 Storage (`EmbeddingResource`): the rows live in one NumPy buffer [capacity, dim] that
 doubles when full, so every optimizer's SparseApply* kernel updates it unchanged: a
@@ -92,7 +93,8 @@ def _put_rows(buf: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
 
 class KvIndex:
     """The ids of an EmbeddingVariable and its slots: id -> row, and per row its
-    frequency and version (the global step of its last lookup).
+    frequency and version (the global step of its last update, stamped by KvStamp after
+    the optimizer's; an id admitted but never trained keeps its admission's step).
 
     Integer ids live in an `IntHashIndex` (kernels/int_hash_index.py: two NumPy arrays
     probed a batch of ids at once, 24-48 bytes an id; a dict took ~100 and a Python
@@ -144,13 +146,13 @@ class KvIndex:
 
     def lookup(self, ids: np.ndarray, step: int) -> np.ndarray:
         """Each id's row (0: not admitted) for one lookup of `ids` (keys_of form) at
-        global step `step`: counts and stamps the known ids, and admits the new ones
-        that reach filter_freq (DeepRec's CounterFilter)."""
+        global step `step`: counts the known ids, and admits the new ones that reach
+        filter_freq (DeepRec's CounterFilter), their version `step`. A known id's version
+        is left alone: DeepRec's GlobalStepEvict counts from its last update (KvStamp),
+        and a lookup alone (an evaluation) does not keep it alive."""
         rows, slots = self.rows.find_slots(ids)
         known = rows >= 0
-        old = rows[known]
-        np.add.at(self.freqs, old, 1)
-        self.versions[old] = np.maximum(self.versions[old], step)
+        np.add.at(self.freqs, rows[known], 1)
         new = np.flatnonzero(~known)
         if not len(new):
             return rows
