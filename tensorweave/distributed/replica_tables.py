@@ -32,8 +32,9 @@ Key = tuple[str, str]
 Table = tuple[np.ndarray, ...]  # keys, values (a dense table's: then empty, deleted key)
 # Resource types holding training state that replicas do not carry: an
 # EmbeddingVariable (its id index is not sent yet; a ps holding one falls back to the
-# checkpoint, which restores its ids and rows).
-_UNCOVERED: tuple[str, ...] = ("EmbeddingVariable",)
+# checkpoint, which restores its ids and rows), a WorkQueue (what is left of its epochs
+# must match the model's: the checkpoint has both).
+_UNCOVERED: tuple[str, ...] = ("EmbeddingVariable", "WorkQueue")
 
 
 def carried(res: Any) -> bool:

@@ -19,7 +19,8 @@ held slice goes back to the front of the queue, in the order it was handed out, 
 
 A session that reached the end (its take raised OutOfRange) and then closes drained its
 pipeline: its slices are done. A save writes the held slices, then the queue: a
-checkpoint never loses a slice in flight, and restoring it resumes the epoch.
+checkpoint never loses a slice in flight, and restoring it resumes the epoch (slices
+live sessions still hold stay theirs).
 
 Example:
     >>> q = WorkQueueResource("wq", [b"a", b"b"], num_epochs=2, shuffle=False, seed=None)
@@ -78,6 +79,8 @@ class WorkQueueResource:
         shuffle: whether each epoch is handed out in a random order.
         seed: seeds the shuffles (None: fresh entropy, a different order per job).
     """
+
+    type_name = "WorkQueue"   # what messages (and ps replicas' list of uncovered) call it
 
     def __init__(self, name: str, works: Sequence[bytes], num_epochs: int, shuffle: bool,
                  seed: int | Sequence[int] | None) -> None:
@@ -147,10 +150,16 @@ class WorkQueueResource:
                         "(%r...), not this one's (%r...): it starts from its first epoch.",
                         self.name, digest[:80], self.digest[:80])
             return False
+        left = list(works)
         with self._lock:
-            self._queue = deque(works)
-            self._holders.clear()
-        log.info("Work queue %s restored: %d slices left.", self.name, len(works))
+            # Sessions still holding slices (a chief restarted over live workers) train
+            # them: the checkpoint lists each of them (unless taken after it was written),
+            # so one of its occurrences is theirs, not the queue's.
+            for _, work in self._held_in_order(self._holders.values()):
+                if work in left:
+                    left.remove(work)
+            self._queue = deque(left)
+        log.info("Work queue %s restored: %d slices left.", self.name, len(left))
         return True
 
     def session_closed(self, handle: str) -> None:

@@ -62,12 +62,27 @@ def test_a_session_closed_mid_epoch_gives_its_slices_back_one_at_the_end_does_no
 
 
 def test_restore_replaces_what_is_left_only_for_the_same_works():
-    q = _queue(3)
-    q.take(_taker("a"), holds=1)
-    assert not q.restore(b"x,y", [b"x"])           # another queue's checkpoint
-    assert q.save().tolist() == [b"w0", b"w1", b"w2"]
-    assert q.restore(q.digest, [b"w2"])
-    assert q.in_flight() == [] and q.save().tolist() == [b"w2"]
+    fresh = _queue(3)   # a restarted ps: nothing in flight
+    assert not fresh.restore(b"x,y", [b"x"])           # another queue's checkpoint
+    assert fresh.save().tolist() == [b"w0", b"w1", b"w2"]
+    assert fresh.restore(fresh.digest, [b"w2", b"w0"])
+    assert fresh.in_flight() == [] and fresh.save().tolist() == [b"w2", b"w0"]
+    # Restored over a live worker (a restarted chief): what it holds stays its own.
+    live = _queue(3)
+    assert live.take(_taker("a"), holds=1) == b"w0"
+    assert live.restore(live.digest, [b"w0", b"w1", b"w2"])
+    assert live.in_flight() == [b"w0"] and live.size() == 2
+    assert live.save().tolist() == [b"w0", b"w1", b"w2"]
+
+
+def test_ps_replicas_leave_the_queue_to_the_checkpoint():
+    # A ps restarted from its replica would find a fresh queue beside a trained model;
+    # holding a queue, it starts empty and the chief restores both from the checkpoint.
+    from tensorweave.distributed import replica_tables
+    from tensorweave.runtime.resource_mgr import ResourceMgr
+    resources = ResourceMgr()
+    resources.lookup_or_create("", "wq", _queue)
+    assert replica_tables.uncovered(resources) == ["WorkQueue wq"]
 
 
 def test_a_queue_with_the_same_name_and_other_works_is_refused():
