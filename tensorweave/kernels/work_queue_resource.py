@@ -19,8 +19,7 @@ held slice goes back to the front of the queue, in the order it was handed out, 
 
 A session that reached the end (its take raised OutOfRange) and then closes drained its
 pipeline: its slices are done. A save writes the held slices, then the queue: a
-checkpoint never loses a slice in flight, and restoring it resumes the epoch (slices
-live sessions still hold stay theirs).
+checkpoint never loses a slice in flight, and restoring it resumes the epoch.
 
 Example:
     >>> q = WorkQueueResource("wq", [b"a", b"b"], num_epochs=2, shuffle=False, seed=None)
@@ -150,16 +149,14 @@ class WorkQueueResource:
                         "(%r...), not this one's (%r...): it starts from its first epoch.",
                         self.name, digest[:80], self.digest[:80])
             return False
-        left = list(works)
         with self._lock:
-            # Sessions still holding slices (a chief restarted over live workers) train
-            # them: the checkpoint lists each of them (unless taken after it was written),
-            # so one of its occurrences is theirs, not the queue's.
-            for _, work in self._held_in_order(self._holders.values()):
-                if work in left:
-                    left.remove(work)
-            self._queue = deque(left)
-        log.info("Work queue %s restored: %d slices left.", self.name, len(left))
+            # Over live workers (a chief restarted without ps replication), the model was
+            # rewound too: what they trained of the slices they hold since the checkpoint
+            # is gone from it, so those slices are handed out again from the checkpoint's
+            # list (their tail is trained twice; nothing is lost).
+            self._queue = deque(works)
+            self._holders.clear()
+        log.info("Work queue %s restored: %d slices left.", self.name, len(works))
         return True
 
     def session_closed(self, handle: str) -> None:

@@ -236,3 +236,15 @@ def test_python_module_path_serves_deeprec_imports():
     from tensorweave.python.ops.work_queue import WorkQueue
     assert WorkQueue is tf.WorkQueue
     assert np.array_equal(np.array(slice_ranges(4, 2)), [[0, 2], [2, 4]])
+
+
+def test_the_saveable_protocol_restores_from_given_tensors_too():
+    # TF's SaveableObject.restore(restored_tensors, shapes): the digest, then the works.
+    with tf.Graph().as_default():
+        queue, work = _queue_graph(["a", "b", "c"], epochs=1)
+        restore = queue.restore([tf.constant(queue.digest), tf.constant([b"c", b"a"])], None)
+        ignored = queue.restore([tf.constant(b"x"), tf.constant([b"x"])], None)
+        with tf.Session() as sess:
+            sess.run(restore)
+            sess.run(ignored)   # another queue's: logged, nothing changes
+            assert _drain(sess, work) == [b"c", b"a"]
