@@ -141,7 +141,7 @@ class _PrefetchHook(SessionRunHook):
             self._threads += runner.create_threads(session, self._coord, self._daemon,
                                                    self._start)
         log.info("tf.staged: %d prefetch thread(s) started for %d staged part(s)",
-                 len(self._threads), len(self._runners))
+                 sum(len(r.enqueue_ops) for r in self._runners), len(self._runners))
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         if self._coord is not None and self._coord.should_stop():
