@@ -47,17 +47,18 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _INT32_LIMIT = 2**31 - 2   # a stored value is value + 1
 _REBUILD_PART = 1 << 21   # old slots moved per step of a rebuild (bounds its temporaries)
-_WINDOW, _MAX_WINDOW, _FEW = 4, 64, 8192
+_FEW, _WINDOW, _MAX_WINDOW, _SLOTS_A_ROUND = 8192, 4, 256, 4096
 
 
 def _next_width(width: int, probing: int) -> int:
     """Slots each probe scans in its next round. While many keys probe, one (NumPy's
-    per-element work is the cost); once few do, a window of 4 and then twice as many
-    each round, so a batch's long probes take few rounds (each a dozen NumPy calls,
-    the cost for few keys); a window's slots share cache lines."""
+    per-element work is the cost); once few do, a window of at least 4 slots, twice
+    the last, or as many as keep the round near 4096 slots, so a batch's long probes
+    take few rounds (each ~30 NumPy calls, the cost for few keys); a window's slots
+    share cache lines."""
     if probing > _FEW:
         return 1
-    return min(2 * width, _MAX_WINDOW) if width >= _WINDOW else _WINDOW
+    return min(_MAX_WINDOW, max(_WINDOW, 2 * width, _SLOTS_A_ROUND // max(probing, 1)))
 
 
 def mix64(keys: np.ndarray) -> np.ndarray:

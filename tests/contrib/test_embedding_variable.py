@@ -10,6 +10,8 @@ are checked against the same model on a dense variable.
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -352,9 +354,9 @@ class _DictModel:
         self.freqs, self.versions = {}, {}
 
     def lookup(self, ids, step):
-        uniq, counts = np.unique(ids, return_counts=True)
+        counts = collections.Counter(ids.tolist())   # (ints in key order, strings as met)
         where = {}
-        for k, c in zip(uniq.tolist(), counts.tolist()):
+        for k, c in (sorted(counts.items()) if ids.dtype != object else counts.items()):
             if k in self.rows:
                 row = where[k] = self.rows[k]
                 self.freqs[row] += c   # (the version is the update's: KvStamp)
@@ -377,16 +379,19 @@ class _DictModel:
         return sorted(self.rows, key=self.rows.get)
 
 
+@pytest.mark.parametrize("key_dtype", [tf.int64, tf.string])
 @pytest.mark.parametrize("filter_freq", [0, 3])
-def test_the_numpy_index_admits_counts_and_reuses_rows_as_a_dict_did(filter_freq):
-    from tensorweave.ops.state.kv_variable_ops import EmbeddingResource, KvIndex
-    index, model = KvIndex(tf.int64, filter_freq, 0, 0.0), _DictModel(filter_freq)
+def test_the_numpy_index_admits_counts_and_reuses_rows_as_a_dict_did(filter_freq, key_dtype):
+    from tensorweave.ops.state.kv_variable_ops import EmbeddingResource, KvIndex, _default_rows
+    index, model = KvIndex(key_dtype, filter_freq, 0, 0.0), _DictModel(filter_freq)
     emb = EmbeddingResource("emb", tf.float32, 2, index)
     emb.defaults = np.arange(10, dtype=np.float32).reshape(5, 2)
     index.clear()
     rng = np.random.default_rng(7)
     for step in range(60):
         ids = rng.zipf(1.5, 40).astype(np.int64) * rng.choice([-1, 1], 40)
+        if key_dtype == tf.string:
+            ids = index.keys_of([str(i) for i in ids.tolist()])
         assert index.lookup(ids, step).tolist() == model.lookup(ids, step)
         if step % 7 == 6:   # forget some ids, as an eviction does
             keys, _ = index.live()
@@ -398,6 +403,6 @@ def test_the_numpy_index_admits_counts_and_reuses_rows_as_a_dict_did(filter_freq
         assert index.freqs[rows].tolist() == [model.freqs[model.rows[k]] for k in keys.tolist()]
         assert index.versions[rows].tolist() == [model.versions[model.rows[k]]
                                                  for k in keys.tolist()]
-        np.testing.assert_array_equal(emb.value[rows], emb.defaults[keys % 5])
+        np.testing.assert_array_equal(emb.value[rows], emb.defaults[_default_rows(keys, 5)])
     pending = dict(zip(*(a.tolist() for a in index.pending.items())))
     assert pending == model.pending and (filter_freq == 0) == (not pending)
