@@ -160,6 +160,11 @@ JOB_END_LATE_WORKER_SECS = _declare(_CLUSTER, Secs(
     doc="Once the job is done, a ps serves up to this long for worker tasks that never "
         "opened a session on it and have not exited: one that starts late finds the job "
         "finished, not no ps."))
+MEMBERS_FILE = _declare(_CLUSTER, Path(
+    "TENSORWEAVE_MEMBERS_FILE", "", doc="A JSON file naming the workers that are members "
+    "of an elastic job now (`tensorweave launch --max-workers` writes it): a ps closes the "
+    "sessions of a worker that left at once, and does not wait for one never started.",
+    default_doc="unset: every worker of the ClusterSpec is a member"))
 PEER_SILENCE_SECS = _declare(_CLUSTER, Secs(
     "TENSORWEAVE_PEER_SILENCE_SECS", 30.0, minimum=0, exclusive=True,
     doc="A step waiting on a task that answers no health check for this long fails with "

@@ -15,6 +15,9 @@ TF 1.x's parameter servers block in `server.join()` forever. Here:
    of the ClusterSpec that never opened a session here, and has not exited, is given
    TENSORWEAVE_JOB_END_LATE_WORKER_SECS to do so: started late, it finds the job
    finished (its model ready, its last step reached) and exits 0.
+3. in an elastic job (TENSORWEAVE_MEMBERS_FILE, distributed/membership.py) a worker
+   that is no member any more has left: its sessions are closed as soon as that is
+   seen, during training too, and a slot never started is no late worker.
 
 Set TENSORWEAVE_NOTIFY_JOB_DONE=0 to keep TF's behaviour (the ps never exits).
 """
@@ -27,6 +30,7 @@ from typing import Any, Callable
 
 from tensorweave.base import knobs
 from tensorweave.base.waits import Backoff, Wait
+from tensorweave.distributed.membership import Members
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.topology import PS_STANDBY
 from tensorweave.framework import errors
@@ -182,9 +186,12 @@ class JobEndWatch:
         self._health: dict[str, _Health] = {}
         self._lock = threading.Lock()
         self._wait: Wait | None = None
+        self._members = Members()
 
     def finished(self) -> bool:
         """True once the job is done and no live session remains (or grace ran out)."""
+        if self._members.elastic:
+            self._close_departed()
         if not (self._enabled and self._worker.job_done_event.is_set()):
             return False
         now = time.monotonic()
@@ -231,7 +238,7 @@ class JobEndWatch:
             return []
         with self._lock:
             exited = set(self._exited)
-        late = [t for t in self._trainers if t not in exited
+        late = [t for t in self._trainers if t not in exited and not self._members.left(t)
                 and self._worker.newest_session(t) is None]
         if late and now >= self._next_probe:
             self._next_probe = now + LATE_PROBE_SECS
@@ -243,6 +250,20 @@ class JobEndWatch:
                      "session here (a late start finds the job finished)", self.task, window,
                      late)
         return late
+
+    def _close_departed(self) -> None:
+        """Closes the sessions of workers that left an elastic job (the launcher says so:
+        their process has ended), so that nothing waits for them: not the job's end, not
+        the slices a WorkQueue handed them."""
+        departed: dict[str, list[str]] = {}
+        for handle in self._worker.open_sessions():
+            owner = owner_of(handle)
+            if owner is not None and self._members.left(owner):
+                departed.setdefault(owner, []).append(handle)
+        for owner, handles in departed.items():
+            log.info("%s: %s has left the job (no longer a member of it): closing its "
+                     "session(s) %s", self.task, owner, handles)
+            self._close(handles)
 
     def _probe_late(self, task: str) -> None:
         """One short status call to a late trainer, not waited for (a partitioned host

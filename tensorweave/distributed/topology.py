@@ -26,7 +26,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-__all__ = ["BARE_SERVER_ARGS", "PS_STANDBY", "TRAINING_JOBS", "Task", "Topology", "free_ports"]
+__all__ = ["BARE_SERVER_ARGS", "PS_STANDBY", "TRAINING_JOBS", "Task", "Topology", "free_ports",
+           "hold_ports"]
 
 # The jobs whose success is the job's success; ps tasks only serve them.
 # (An evaluator does not train, but the job waits for it and fails with it.)
@@ -127,6 +128,21 @@ def _below_ephemeral() -> tuple[int, int] | None:
 
 # Task ports are drawn from [max(this, ephemeral start / 2), ephemeral start).
 _LOWEST_PORT = 10000
+
+
+def hold_ports(ports: list[int]) -> None:
+    """Renews this process's claims on `ports` for another `_CLAIM_SECS`: an elastic
+    launch keeps the ports of its worker slots not started yet from being handed to
+    another cluster (`free_ports` skips a claimed port; other programs may still take it).
+
+    Example:
+        >>> hold_ports(free_ports(2))
+    """
+    for port in ports:
+        try:
+            os.utime(os.path.join(_claims_dir(), str(port)))
+        except OSError:
+            _claim(port)  # its claim file went: claim it again if nobody else did
 
 
 def _claims_dir() -> str:

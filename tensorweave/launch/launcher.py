@@ -22,6 +22,9 @@ is one, else every worker (and an evaluator, which the job waits for):
 With `restart` (see launch/restart.py), a task that ends while the job runs is
 started again after a back-off instead (same TF_CONFIG and port); only when its
 restarts are used up is its end judged as above.
+With `max_workers` (see launch/elastic.py) the ClusterSpec has that many worker slots,
+`workers` of them start, `tensorweave scale` starts and stops the others, and a worker
+other than the chief that ends has left the job rather than failed it.
 No task process is left running in any case.
 
 Example:
@@ -35,17 +38,19 @@ import queue
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Callable, TextIO
+from typing import TextIO
 
 from tensorweave.base import knobs
+from tensorweave.launch.elastic import ElasticWorkers
+from tensorweave.launch.launcher_io import LauncherIO
+from tensorweave.launch.options import LaunchOptions as LaunchOptions  # its home
 from tensorweave.launch.process import TaskProcess, describe_exit
 from tensorweave.launch.progress import (
     PROGRESS_PREFIX,
     ProgressDisplay,
     ProgressTracker,
 )
-from tensorweave.launch.restart import PendingRestart, RestartBook, RestartPolicy
+from tensorweave.launch.restart import PendingRestart, RestartBook
 from tensorweave.launch.verdict import JobVerdict
 from tensorweave.distributed.topology import BARE_SERVER_ARGS, PS_STANDBY, Task, Topology
 
@@ -55,33 +60,10 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 EXIT_TIMEOUT = 124
 EXIT_NOT_FOUND = 127
-_COLORS = ("36", "33", "35", "32", "34", "31")
 
 
-@dataclass
-class LaunchOptions:
-    """How `Launcher` builds and supervises the cluster (see `tensorweave launch --help`)."""
 
-    ps: int = 1
-    workers: int = 2
-    chief: bool = False
-    evaluator: bool = False
-    pass_flags: bool = False
-    logdir: str | None = None
-    timeout: float | None = None
-    ps_grace: float = 60.0
-    kill_grace: float = 10.0
-    progress_interval: float = 5.0
-    keep_going: bool = False
-    tail_lines: int = 20
-    progress: bool = True
-    # Extra environment per task: its credentials (launch/credentials.py, --tls).
-    task_env: Callable[[Task], dict[str, str]] | None = None
-    restart: RestartPolicy = field(default_factory=RestartPolicy)  # see launch/restart.py
-    ps_standby: int = 0  # bare servers holding the ps replicas (Topology.standby_env)
-
-
-class Launcher:
+class Launcher(LauncherIO):
     """Runs `command` once per task of a local cluster and supervises the tasks.
 
     Args:
@@ -109,7 +91,13 @@ class Launcher:
         if options.evaluator and options.pass_flags:
             raise ValueError("--evaluator and --pass-flags do not mix: the seed flags have no "
                              "evaluator task (it learns its role from TF_CONFIG). Drop one.")
-        self.topology = Topology.local(options.ps, options.workers, chief=options.chief,
+        slots = options.workers if options.max_workers is None else options.max_workers
+        elastic = options.max_workers is not None
+        if not options.workers <= slots <= max(1024, options.workers):
+            raise ValueError(f"--max-workers {slots} must be at least --workers "
+                             f"{options.workers} (the workers started first), and at most "
+                             "1024.")
+        self.topology = Topology.local(options.ps, slots, chief=options.chief,
                                        evaluator=options.evaluator,
                                        ps_standby=options.ps_standby)
         options.restart.check_roles({t.job for t in self.topology.tasks})
@@ -119,7 +107,8 @@ class Launcher:
         self.display = ProgressDisplay(self.tracker, self.err, options.progress_interval)
         self._events: queue.Queue = queue.Queue()
         self._signal: int | None = None
-        self.verdict = JobVerdict()
+        self.verdict = JobVerdict(elastic=elastic)
+        self.elastic: ElasticWorkers | None = None  # made when the job starts
         self._color = self.out.isatty() and os.environ.get("NO_COLOR") is None
 
     # ----- public ---------------------------------------------------------------
@@ -136,6 +125,8 @@ class Launcher:
                 code = self._supervise()
             return code
         finally:
+            if self.elastic is not None:
+                self.elastic.close()
             self._kill_everything()
             if self.options.progress:
                 self.display.finish()
@@ -147,10 +138,19 @@ class Launcher:
     def _start_all(self) -> int | None:
         if self.options.logdir:
             os.makedirs(self.options.logdir, exist_ok=True)
+        if self.options.max_workers is not None:
+            self.elastic = ElasticWorkers(self, self.options.workers, self.options.max_workers)
+        reserved = self.elastic.reserved if self.elastic else (lambda task: False)
         self._say("cluster " + ", ".join(
             f"{t.name} at {self.topology.address(t) or '(no server)'}"
-            for t in self.topology.tasks))
+            + (" (empty slot)" if reserved(t) else "") for t in self.topology.tasks))
+        if self.elastic:
+            self._say(f"elastic job {self.elastic.control.job_id}: {self.options.workers} of "
+                      f"{self.options.max_workers} worker slots in use; change it with "
+                      f"`tensorweave scale {self.elastic.job} --workers N`")
         for task in self.topology.tasks:
+            if reserved(task):
+                continue
             try:
                 self.tasks.append(self._start_task(task))
             except OSError as e:
@@ -189,6 +189,8 @@ class Launcher:
                     "PYTHONUNBUFFERED": "1",
                     **knobs.PROGRESS_PREFIX.setting(PROGRESS_PREFIX)})
         env.update(self.topology.standby_env())
+        if self.elastic is not None:
+            env.update(self.elastic.env())
         if self.options.task_env is not None:
             env.update(self.options.task_env(task))
         return env
@@ -205,6 +207,8 @@ class Launcher:
             self._pump(0.2)
             if self._signal is not None:
                 return self._interrupted()
+            if self.elastic is not None:
+                self.elastic.tick(time.monotonic())
             if self.options.timeout and time.monotonic() - start > self.options.timeout:
                 self._say(f"timed out after {self.options.timeout:g}s; stopping every task")
                 self._stop(self.tasks)
@@ -258,6 +262,8 @@ class Launcher:
             tp.finish_reading()
             self._pump(0)  # print what it wrote before the report about it
             if self._schedule_restart(tp):
+                continue
+            if self.elastic is not None and self.elastic.on_exit(tp):
                 continue
             decided = self._decided() and tp not in self.verdict.deciding(self.tasks)
             if tp.returncode == 0:
@@ -371,79 +377,3 @@ class Launcher:
         restarts = self.restarts.summary()
         self.display.status = (f"{running}/{len(training)} workers running"
                                + (f", {restarts}" if restarts else ""))
-
-    # ----- output -----------------------------------------------------------------
-
-    def _pump(self, timeout: float) -> None:
-        """Prints queued output lines and updates progress, waiting up to `timeout`
-        for the first event."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                kind, tp, text = self._events.get(timeout=max(deadline - time.monotonic(), 0))
-            except queue.Empty:
-                break
-            if kind == "progress":
-                self.tracker.feed_protocol(text)
-                continue
-            self.tracker.feed(text)
-            self.display.clear()
-            self.out.write(f"{self._prefix(tp.task)} {text}\n")
-            self.out.flush()
-            timeout, deadline = 0, time.monotonic()  # then drain without waiting
-        if self.options.progress:
-            self.display.refresh()
-
-    def _prefix(self, task: Task) -> str:
-        label = f"[{task.name}]"
-        if not self._color:
-            return label
-        color = _COLORS[self.topology.tasks.index(task) % len(_COLORS)]
-        return f"\x1b[{color}m{label}\x1b[0m"
-
-    def _report_failure(self, tp: TaskProcess) -> None:
-        assert tp.returncode is not None
-        how = "was stopped by the launcher" if tp.stopped_by_launcher else "failed"
-        lines = "\n".join(f"    {line}" for line in tp.tail) or "    (no output)"
-        self._say(f"{tp.task.name} {how} ({describe_exit(tp.returncode)}); its last "
-                  f"{len(tp.tail)} output lines:\n{lines}")
-
-    def _say(self, message: str) -> None:
-        self.display.clear()
-        self.err.write(f"tensorweave launch: {message}\n")
-        self.err.flush()
-
-    # ----- stopping -----------------------------------------------------------------
-
-    def _stop(self, tasks: list[TaskProcess]) -> None:
-        """SIGTERM to each task's group, SIGKILL to those still there after
-        `kill_grace` (or at once on a second Ctrl-C); output keeps flowing meanwhile."""
-        for tp in tasks:
-            tp.stopped_by_launcher = True
-            tp.signal_group(signal.SIGTERM)
-        deadline = time.monotonic() + self.options.kill_grace
-        while any(tp.running for tp in tasks) and time.monotonic() < deadline:
-            self._pump(0.1)
-            if self._signal is not None:
-                self._say("second signal: killing every task now")
-                break
-        for tp in tasks:
-            if tp.running:
-                self._say(f"{tp.task.name} did not stop after SIGTERM; sending SIGKILL")
-                tp.signal_group(signal.SIGKILL)
-        for tp in tasks:
-            if tp.proc is not None:
-                tp.proc.wait()
-                tp.poll()
-                tp.finish_reading()
-        self._pump(0)
-
-    def _kill_everything(self) -> None:
-        """Last resort on any exit path: SIGKILL every task's group (leftover
-        grandchildren included) and reap the processes."""
-        for tp in self.tasks:
-            tp.signal_group(signal.SIGKILL)
-        for tp in self.tasks:
-            if tp.proc is not None:
-                tp.proc.wait()
-                tp.finish_reading(0.5)

@@ -6,6 +6,11 @@ has succeeded, whatever the ps tasks do after: their fates are reported, never c
 task that fails before that is the job's failure: the first one stops the job (unless
 `keep_going`), and the first deciding task's code is the exit code.
 
+In an elastic job (`--max-workers`, launch/elastic.py) workers come and go, so only the
+chief decides (the chief job, else worker 0, the seed programs' chief), with an
+evaluator: another worker that ends, however it ends, has left the job; its fate is
+reported on the last line, never turned into a failure.
+
 `JobVerdict` keeps that record; `Launcher` (launch/launcher.py) feeds it the tasks' exits
 and owns the processes.
 
@@ -29,22 +34,26 @@ class JobVerdict:
             the first of any task's); None while nothing has failed.
         deciding_failure: the first deciding task's failure, the job's exit code.
         fates: task name -> how it ended, reported for the serving tasks.
+        left: an elastic job's workers that left it (not by finishing) -> how.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, elastic: bool = False) -> None:
+        self.elastic = elastic
         self.first_failure: int | None = None
         self.deciding_failure: int | None = None
         self.fates: dict[str, str] = {}
+        self.left: dict[str, str] = {}  # elastic job: worker name -> how it left
         self._training_failed = False
 
-    @staticmethod
-    def deciding(tasks: list[TaskProcess]) -> list[TaskProcess]:
+    def deciding(self, tasks: list[TaskProcess]) -> list[TaskProcess]:
         """The tasks whose success is the job's: the chief if there is one, else every
-        worker; an evaluator too (TFJob's default success policy)."""
+        worker (worker 0 alone in an elastic job); an evaluator too (TFJob's default
+        success policy)."""
         jobs = {tp.task.job for tp in tasks}
         leader = "chief" if "chief" in jobs else "worker"
         return [tp for tp in tasks
-                if tp.task.job == leader or (tp.task.is_training and tp.task.job != "worker")]
+                if (tp.task.job == leader and not (self.elastic and tp.task.index))
+                or (tp.task.is_training and tp.task.job != "worker")]
 
     def decided(self, tasks: list[TaskProcess]) -> bool:
         """Whether every deciding task has exited 0: the job has succeeded."""
@@ -70,9 +79,10 @@ class JobVerdict:
         deciding tasks' verdict, with each serving task's fate beside it."""
         fates = [f"{tp.task.name} {self.fates[tp.task.name]}" for tp in tasks
                  if not tp.task.is_training and tp.task.name in self.fates]
+        fates += [f"{name} {how}" for name, how in self.left.items()]
         code = self.deciding_failure if self.deciding_failure is not None else 0
-        verdict = ("every worker" if "chief" not in {tp.task.job for tp in tasks}
-                   else "the chief")
+        verdict = ("the chief" if "chief" in {tp.task.job for tp in tasks}
+                   else "worker 0 (the chief)" if self.elastic else "every worker")
         if code == 0:
             return 0, (f"all tasks finished: {verdict} succeeded"
                        + (f"; {'; '.join(fates)}" if fates else "") + "; exit code 0")

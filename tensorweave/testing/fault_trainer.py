@@ -5,7 +5,9 @@ StopAtStepHook, optionally SyncReplicasOptimizer) kept small so a whole job
 runs in seconds: linear regression on a planted model. It prints one line per
 step, `step <global step> <task> ...`, and `session at step <n>` each time its
 session is (re)created, which `tensorweave.testing.faults` reads to find the step
-to kill at and the steps lost; `--step_secs` paces it. `--hang_at job:index:step`
+to kill at and the steps lost; `--step_secs` paces it; `--stop_file` ends a task's
+training once that file exists (a test that scales a job ends it when it has seen
+enough). `--hang_at job:index:step`
 makes that task stop between two steps (holding the sync token it took), once per
 checkpoint directory, so a kill at that step lands at a known point. The ps tasks run a bare
 server that exits when the chief reports the job done.
@@ -75,7 +77,8 @@ def _train(server: Any, cluster: Any, job: str, index: int, args: argparse.Names
             checkpoint_dir=args.checkpoint_dir, hooks=hooks,
             save_checkpoint_steps=args.save_steps, save_summaries_steps=0,
             log_step_count_steps=0) as sess:
-        while not sess.should_stop():
+        while not sess.should_stop() and not (args.stop_file
+                                              and os.path.exists(args.stop_file)):
             xs = rng.normal(size=(16, _DIM)).astype(np.float32)
             _, step, loss_v = sess.run([train_op, global_step, loss],
                                        {x: xs, y: xs @ true_w})
@@ -116,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hang_at", default="",
                         help="job:index:step: that task stops for good after that step "
                              "(once per checkpoint directory)")
+    parser.add_argument("--stop_file", default="",
+                        help="leave the training loop once this file exists")
     args = parser.parse_args(argv)
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     if not resolver.task_type:
