@@ -137,7 +137,7 @@ class ElasticWorkers:
         write_members(self.members_path, self.members)
         live = len(self.members)
         if self._removing.pop(name, None) is not None:
-            how = f"stopped by tensorweave scale ({how})"
+            how = f"stopped by tensorweave scale: {how}"
         elif tp.returncode == 0:
             self.launcher._say(f"{name} finished")
             return True
@@ -199,6 +199,9 @@ class ElasticWorkers:
         gone); its log, with --logdir, continues an earlier one's."""
         self.members.add(task.index)
         write_members(self.members_path, self.members)
+        left = self.launcher.verdict.left
+        if task.name in left and not left[task.name].endswith("then rejoined"):
+            left[task.name] += ", then rejoined"
         tasks = self.launcher.tasks
         try:
             started = self.launcher._start_task(task, append=True)

@@ -130,6 +130,10 @@ def test_scale_up_raises_the_step_rate_and_a_killed_worker_leaves(tmp_path, caps
               (tmp_path / "launch.err").read_text(), proc)
         trained = len(_steps(logs))
         _wait("training after worker 2 left", lambda: len(_steps(logs)) >= trained + 10, proc)
+        assert main(["scale", str(logs), "--workers", "1"]) == 0  # worker 1 goes too
+        assert "stopping worker 1; 1 of 3 worker slots" in capsys.readouterr().out
+        _wait("worker 1's leaving", lambda: "worker 1 left the job" in
+              (tmp_path / "launch.err").read_text(), proc)
         stopped = time.monotonic()
         stop.touch()
         assert proc.wait(timeout=60) == 0, (tmp_path / "launch.err").read_text()
@@ -144,6 +148,9 @@ def test_scale_up_raises_the_step_rate_and_a_killed_worker_leaves(tmp_path, caps
     text = (tmp_path / "launch.err").read_text()
     assert "worker 2 left the job (killed by SIGKILL); training goes on with 2 worker(s)" \
         in text
+    assert "worker 1 left the job (stopped by tensorweave scale: killed by SIGTERM); " \
+        "training goes on with 1 worker(s)" in text
     assert text.rstrip().splitlines()[-1].endswith(
-        "worker 2 left the job (killed by SIGKILL); exit code 0")
+        "worker 2 left the job (killed by SIGKILL); worker 1 left the job (stopped by "
+        "tensorweave scale: killed by SIGTERM); exit code 0")
     assert not (logs / JOB_FILE).exists()  # the control endpoint went with the job
