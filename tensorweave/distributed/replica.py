@@ -25,11 +25,12 @@ one (ps i -> standby i mod n); else the ps before it (ps i - 1 backs up ps i) wh
 are several; else the chief ("chief" or "master" task 0, else worker 0). Of those, the
 first on another host than the ps is taken when the ClusterSpec has one.
 
-Mutable lookup tables (MutableHashTable, MutableDenseHashTable) travel with the
-variables (distributed/replica_tables.py). Not replicated: queues and accumulators
-(sync replicas' token queue and gradient accumulators: the step in flight is done
-again) and EmbeddingVariables (a ps holding one restarts empty and the chief restores
-the checkpoint); a holder keeps its replicas in memory only.
+Mutable lookup tables (MutableHashTable, MutableDenseHashTable) and EmbeddingVariables
+(their ids, counts and versions, the rows of the variable and of its slots) travel with
+the variables (distributed/replica_tables.py, replica_embeddings.py). Not replicated:
+queues and accumulators (sync replicas' token queue and gradient accumulators: the step
+in flight is done again) and WorkQueues (a ps holding one restarts empty and the chief
+restores the checkpoint); a holder keeps its replicas in memory only.
 
 Example:
     >>> # every task of the job (the same variable in each task's environment)
@@ -48,7 +49,7 @@ import numpy as np
 from tensorweave.base import knobs
 from tensorweave.base.address import address_key
 from tensorweave.base.waits import Backoff
-from tensorweave.distributed import replica_tables
+from tensorweave.distributed import replica_embeddings, replica_tables
 from tensorweave.distributed.cluster import ClusterSpec
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import dtypes as _dt
@@ -57,6 +58,7 @@ from tensorweave.framework.device import parse_task_name, task_name
 from tensorweave.framework.tensor_shape import as_shape
 from tensorweave.distributed.replica_store import CALL_TIMEOUT_S, Key
 from tensorweave.distributed.topology import PS_STANDBY
+from tensorweave.ops.state.kv_variable_ops import EmbeddingResource
 from tensorweave.runtime.resource_mgr import ResourceMgr, VariableResource
 from tensorweave.runtime.update_gate import update_gate
 
@@ -74,7 +76,6 @@ _PAUSE_S = 0.5
 # (frozen, cut off, dead) is caught up from a thread instead, and steps stop waiting for
 # it until it is current again: a lost holder costs replication, never training.
 STEP_WAIT_S = 2.0
-
 
 
 def holder_of(cluster: Any, task: str) -> str | None:
@@ -135,7 +136,7 @@ def _host(address: str) -> str:
 def _variables(resources: ResourceMgr) -> Iterator[tuple[Key, VariableResource]]:
     for container, name, res in resources.resources():
         if isinstance(res, VariableResource) and res.value is not None and \
-                replica_tables.carried(res):
+                replica_tables.carried(res) and not isinstance(res, EmbeddingResource):
             yield (container, name), res
 
 
@@ -178,7 +179,9 @@ class ReplicaSender:
         self._stop = threading.Event()
         self._sending = threading.Lock()  # one copy and put at a time
         self._gate = update_gate(resources, task)
-        self._sent_updates = -1  # the gate's update count at the last copy the holder has
+        # the gate's update count at the last copy the holder has, and its
+        # EmbeddingVariables' counts of holds (lookups change them without the gate)
+        self._sent_updates: tuple[int, tuple[int, ...]] | None = None
         self._failing_since: float | None = None
         self._behind = threading.Event()  # interval 0: steps do not wait; a thread catches up
         self._behind_lock = threading.Lock()
@@ -193,11 +196,14 @@ class ReplicaSender:
     def after_step(self, updated: bool = True) -> None:
         """With interval 0: called when a step's part on the task ended, before the step
         is reported done, so a completed step is in the replica. A part that `updated`
-        nothing here (a sync worker's gradient push, a read) has nothing to wait for. A
-        holder that has not taken the put within STEP_WAIT_S fails no step: steps stop
-        waiting for it and a thread catches it up (the log says so, and when it is
-        current again)."""
-        if self._job_done.is_set() or not updated or self._behind.is_set():
+        nothing here (a sync worker's gradient push, a read) has nothing to wait for,
+        unless it looked up EmbeddingVariables (counting and admitting ids holds no
+        gate). A holder that has not taken the put within STEP_WAIT_S fails no step:
+        steps stop waiting for it and a thread catches it up (the log says so, and when
+        it is current again)."""
+        if self._job_done.is_set() or self._behind.is_set() or not updated and (
+                self._sent_updates is None or
+                self._sent_updates[1] == replica_embeddings.marks(self._resources)):
             return
         # The whole wait is bounded, the turn behind another step's put included (steps
         # of several sessions end at once; one of them may be the put that hangs).
@@ -269,15 +275,18 @@ class ReplicaSender:
     def _send(self, timeout: float) -> bool:
         taken = time.monotonic()
         updates = self._gate.updates  # read before the copy: a later update sends again
-        if updates == self._sent_updates and self._acked is not None:
+        if self._acked is not None and self._sent_updates == \
+                (updates, replica_embeddings.marks(self._resources)):
             self._acked_copy_at = taken  # no step updated a variable here since
             return True
         current = self._copy()
         if current is None:
             return False  # updates held the gate for _PAUSE_S: at the next interval
         req, tensors = self._put_for(current)
-        if req is None:
-            self._acked_copy_at, self._sent_updates = taken, updates  # the holder is current
+        marks = (updates, replica_embeddings.recorded(current))
+        if req is None:  # the holder is current (the same values: they become its base)
+            self._acked = {key: value for key, (_, value) in current.items()}
+            self._acked_copy_at, self._sent_updates = taken, marks
             return True
         try:
             self._peer(self.holder).call("replica_put", req, tensors, timeout=timeout)
@@ -290,7 +299,7 @@ class ReplicaSender:
             log.warning("%s: its replica on %s is current again", self.task, self.holder)
             self._failing_since = None
         self._acked = {key: value for key, (_, value) in current.items()}
-        self._acked_copy_at, self._sent_updates = taken, updates
+        self._acked_copy_at, self._sent_updates = taken, marks
         return True
 
     def _copy(self) -> dict[Key, tuple[Any, Any]] | None:
@@ -303,6 +312,7 @@ class ReplicaSender:
             copy: dict[Key, Any] = {key: (res, res.read().copy())
                                     for key, res in _variables(self._resources)}
             copy.update(replica_tables.snapshot(self._resources))
+            copy.update(replica_embeddings.snapshot(self._resources, self._acked))
             self._uncovered = replica_tables.uncovered(self._resources)
             return copy
         finally:
@@ -317,6 +327,12 @@ class ReplicaSender:
         req.uncovered.extend(self._uncovered)
         for key, (res, value) in current.items():
             before = None if acked is None else acked.get(key)
+            if replica_embeddings.is_group(value):  # its changed rows, or whole
+                sent = replica_embeddings.put(key, value, before)
+                if sent is not None:
+                    req.entry.append(sent[0])
+                    tensors += sent[1]
+                continue
             if isinstance(value, tuple):  # a table: whole, when it changed
                 if not replica_tables.same(before, value):
                     req.entry.append(replica_tables.entry(key, res))

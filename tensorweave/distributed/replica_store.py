@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tensorweave.base.waits import Backoff, Wait
-from tensorweave.distributed import replica_tables
+from tensorweave.distributed import replica_embeddings, replica_tables
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
@@ -36,16 +36,20 @@ Key = tuple[str, str]  # (container, name) in the task's ResourceMgr
 
 
 def load(resources: ResourceMgr, entries: Sequence[pb.ReplicaEntry],
-         tensors: Sequence[np.ndarray]) -> tuple[int, int]:
-    """Puts a replica's variables (whole values) and tables into `resources`; returns
-    how many of each.
+         tensors: Sequence[np.ndarray]) -> tuple[int, int, int]:
+    """Puts a replica's variables (whole values), tables and EmbeddingVariables (with
+    their slots) into `resources`; returns how many of each.
 
     A variable or table the task already has keeps its value (a starting ps has none
     yet; a replica never overwrites live state).
     """
-    loaded = tables = 0
+    loaded = tables = embeddings = 0
     it = iter(tensors)
     for e in entries:
+        if e.HasField("embedding"):
+            group = [next(it) for _ in range(replica_embeddings.tensor_count(e))]
+            embeddings += replica_embeddings.load(resources, e, group)
+            continue
         if e.table_key_dtype:
             contents = tuple(next(it) for _ in range(replica_tables.tensor_count(e)))
             tables += replica_tables.load(resources, e, contents)
@@ -56,7 +60,7 @@ def load(resources: ResourceMgr, entries: Sequence[pb.ReplicaEntry],
         res.value = np.array(value, copy=True)  # ours to update in place
         if resources.lookup_or_create(e.container, e.name, _made(res)) is res:
             loaded += 1
-    return loaded, tables
+    return loaded, tables, embeddings
 
 
 def _made(res: VariableResource) -> Callable[[], VariableResource]:
@@ -69,7 +73,8 @@ class _Replica:
 
     def __init__(self, incarnation: int, seq: int) -> None:
         self.incarnation, self.seq = incarnation, seq
-        self.values: dict[Key, Any] = {}  # an array; a table's (keys, values)
+        # an array; a table's (keys, values); an EmbeddingVariable's replica_embeddings.Group
+        self.values: dict[Key, Any] = {}
         self.uncovered: list[str] = []
         self.meta: dict[Key, pb.ReplicaEntry] = {}
         self.received = time.monotonic()
@@ -100,7 +105,9 @@ class ReplicaStore:
             it = iter(tensors)
             for e in req.entry:
                 key = (e.container, e.name)
-                if e.table_key_dtype:
+                if e.HasField("embedding"):
+                    r.values[key] = replica_embeddings.apply(r.values.get(key), e, it)
+                elif e.table_key_dtype:
                     r.values[key] = tuple(np.array(next(it), copy=True)
                                           for _ in range(replica_tables.tensor_count(e)))
                 elif e.rows:
@@ -129,10 +136,15 @@ class ReplicaStore:
                                          uncovered=r.uncovered)
             tensors: list[np.ndarray] = []
             for key in keys:
+                value = r.values[key]
                 e = resp.entry.add()
+                if replica_embeddings.is_group(value):   # the rows that hold ids
+                    entry, group = replica_embeddings.whole(key, value)
+                    e.CopyFrom(entry)
+                    tensors += group
+                    continue
                 e.CopyFrom(r.meta[key])
                 e.rows = False
-                value = r.values[key]
                 tensors += [v.copy() for v in value] if isinstance(value, tuple) \
                     else [value.copy()]
             return resp, tensors
@@ -174,9 +186,11 @@ def restore(task: str, resources: ResourceMgr, holder: str, peer: Callable[[str]
             f"its replica on {holder} does not carry {', '.join(resp.uncovered)}: starting "
             "empty (a model without that state would be wrong); the chief restores the "
             "newest checkpoint")
-    n, tables = load(resources, resp.entry, tensors)
+    n, tables, embeddings = load(resources, resp.entry, tensors)
+    also = f" and {tables} tables" if tables else ""
+    also += f" and {embeddings} EmbeddingVariables" if embeddings else ""
     return logging.WARNING, (
-        f"loaded {n} variables{f' and {tables} tables' if tables else ''} from its replica "
+        f"loaded {n} variables{also} from its replica "
         f"on {holder} (put #{resp.seq} of incarnation "
         f"{resp.incarnation:x}, received {resp.age_secs:.2f}s ago): training goes on from "
         "there, no checkpoint is restored")

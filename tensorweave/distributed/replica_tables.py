@@ -3,9 +3,9 @@ MutableDenseHashTable's buckets (and its empty and deleted keys, its load factor
 with the variables (distributed/replica.py), whole whenever they changed, and a
 restarted ps gets the table back before any graph runs (its table op then finds it).
 
-State that replicas do not carry (a resource type named in `_UNCOVERED`: an
-EmbeddingVariable, for now) is
-named in every put; a ps restarted from such a replica would serve variables without
+EmbeddingVariables travel too, as their own kind (distributed/replica_embeddings.py).
+State that replicas do not carry (a resource type named in `_UNCOVERED`: a WorkQueue)
+is named in every put; a ps restarted from such a replica would serve variables without
 that state, so it starts empty instead and the chief restores the newest checkpoint (the
 log says why). Immutable tables (HashTable) need no copy: the session's
 `tables_initializer` fills them again.
@@ -30,11 +30,9 @@ __all__ = ["carried", "entry", "load", "same", "snapshot", "tensor_count", "unco
 
 Key = tuple[str, str]
 Table = tuple[np.ndarray, ...]  # keys, values (a dense table's: then empty, deleted key)
-# Resource types holding training state that replicas do not carry: an
-# EmbeddingVariable (its id index is not sent yet; a ps holding one falls back to the
-# checkpoint, which restores its ids and rows), a WorkQueue (what is left of its epochs
-# must match the model's: the checkpoint has both).
-_UNCOVERED: tuple[str, ...] = ("EmbeddingVariable", "WorkQueue")
+# Resource types holding training state that replicas do not carry: a WorkQueue (what
+# is left of its epochs must match the model's: the checkpoint has both).
+_UNCOVERED: tuple[str, ...] = ("WorkQueue",)
 
 
 def carried(res: Any) -> bool:

@@ -109,7 +109,7 @@ def test_the_holder_applies_rows_and_gives_back_whole_values():
     assert not resp.entry[0].rows
     np.testing.assert_array_equal(values[0], emb.value)
     restored = ResourceMgr()
-    assert replica_store.load(restored, resp.entry, values) == (1, 0)
+    assert replica_store.load(restored, resp.entry, values) == (1, 0, 0)
     got = restored.lookup("", "emb")
     np.testing.assert_array_equal(got.value, emb.value)
     assert got.dtype == tf.float32 and got.shape.as_list() == [80, 2]
@@ -135,7 +135,7 @@ def test_a_replica_never_overwrites_a_live_variable():
     live = _variable(resources, "v", [5.0])
     entry = pb.ReplicaEntry(container="", name="v", dtype="float32", shape=[1],
                             shape_known=True)
-    assert replica_store.load(resources, [entry], [np.array([1.0], np.float32)]) == (0, 0)
+    assert replica_store.load(resources, [entry], [np.array([1.0], np.float32)]) == (0, 0, 0)
     assert resources.lookup("", "v") is live and live.value[0] == 5.0
 
 

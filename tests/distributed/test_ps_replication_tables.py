@@ -46,7 +46,7 @@ def test_a_table_is_sent_whole_when_it_changed_and_loaded_back():
     assert sender.send_once() and len(holder.puts) == 2
     resp, tensors = holder.store.get(PS0)
     restored = ResourceMgr()
-    assert replica_store.load(restored, resp.entry, tensors) == (0, 1)
+    assert replica_store.load(restored, resp.entry, tensors) == (0, 1, 0)
     got = restored.lookup("", "ids")
     assert type(got) is MutableHashTableResource and got.size() == 3
     np.testing.assert_array_equal(
@@ -70,7 +70,7 @@ def test_a_dense_table_comes_back_with_its_keys_buckets_and_load_factor():
     assert not holder.puts[-1][0].uncovered
     resp, tensors = holder.store.get(PS0)
     restored = ResourceMgr()
-    assert replica_store.load(restored, resp.entry, tensors) == (0, 1)
+    assert replica_store.load(restored, resp.entry, tensors) == (0, 1, 0)
     got = restored.lookup("", "dense")
     assert type(got) is DenseHashTableResource and got.size() == 5
     assert len(got.slots) == len(dense.slots) == 16 and got.max_load_factor == 0.6
@@ -128,19 +128,3 @@ def test_a_ps_started_again_serves_its_table_from_the_replica(tmp_path, monkeypa
             np.testing.assert_array_equal(sess.run(found), [0.0, 24.0, -1.0])
             assert sess.run(size) == 25
 
-
-def test_an_embedding_variable_is_not_sent_and_named_uncovered():
-    # Its id index does not travel yet: a ps holding one falls back to the checkpoint
-    # (which restores its ids), instead of serving rows without their ids.
-    from tensorweave.ops.state.kv_variable_ops import EmbeddingResource, KvIndex
-    resources, holder = ResourceMgr(), DirectHolder()
-    index = KvIndex(dtypes.int64, 0, 0, 0.0)
-    emb = EmbeddingResource("emb", dtypes.float32, 2, index)
-    emb.defaults = np.ones([1, 2], np.float32)
-    emb.allocate()
-    index.rows_of([7])
-    resources.lookup_or_create("", "emb", lambda: emb)
-    sender = replica.ReplicaSender(PS0, 7, resources, W0, lambda t: holder, 0.1)
-    assert sender.send_once()
-    put = holder.puts[-1][0]
-    assert list(put.uncovered) == ["EmbeddingVariable emb"] and not put.entry

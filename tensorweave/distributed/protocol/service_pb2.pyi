@@ -696,6 +696,7 @@ class ReplicaEntry(_message.Message):
     TABLE_VALUE_SHAPE_FIELD_NUMBER: _builtins.int
     DENSE_TABLE_FIELD_NUMBER: _builtins.int
     MAX_LOAD_FACTOR_FIELD_NUMBER: _builtins.int
+    EMBEDDING_FIELD_NUMBER: _builtins.int
     container: _builtins.str
     name: _builtins.str
     dtype: _builtins.str
@@ -717,6 +718,12 @@ class ReplicaEntry(_message.Message):
 
     @_builtins.property
     def table_value_shape(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def embedding(self) -> Global___ReplicaEmbedding:
+        """An EmbeddingVariable with its optimizer slots (named by the variable): see
+        ReplicaEmbedding for its tensors.
+        """
+
     def __init__(
         self,
         *,
@@ -730,14 +737,106 @@ class ReplicaEntry(_message.Message):
         table_value_shape: _abc.Iterable[_builtins.int] | None = ...,
         dense_table: _builtins.bool = ...,
         max_load_factor: _builtins.float = ...,
+        embedding: Global___ReplicaEmbedding | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["embedding", b"embedding"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "dense_table", b"dense_table", "dtype", b"dtype", "max_load_factor", b"max_load_factor", "name", b"name", "rows", b"rows", "shape", b"shape", "shape_known", b"shape_known", "table_key_dtype", b"table_key_dtype", "table_value_shape", b"table_value_shape"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container", b"container", "dense_table", b"dense_table", "dtype", b"dtype", "embedding", b"embedding", "max_load_factor", b"max_load_factor", "name", b"name", "rows", b"rows", "shape", b"shape", "shape_known", b"shape_known", "table_key_dtype", b"table_key_dtype", "table_value_shape", b"table_value_shape"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReplicaEntry: _TypeAlias = ReplicaEntry  # noqa: Y015
+
+@_typing.final
+class ReplicaEmbedding(_message.Message):
+    """An EmbeddingVariable and the slots that share its id index (distributed/
+    replica_embeddings.py). Its tensors, over k buffer rows: the rows (int64 [k]), the id
+    each holds (int64 or string; 0 or "" where none), whether it holds one (bool), its
+    frequency and version (int64); then, per initialized member, those rows [k, dim]. With
+    `whole` or `side`: the free rows (int64, reused last first), the pending ids (not yet
+    admitted by the filter) and their lookup counts (int64). With `whole`: per initialized
+    member, its default rows.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_DTYPE_FIELD_NUMBER: _builtins.int
+    FILTER_FREQ_FIELD_NUMBER: _builtins.int
+    STEPS_TO_LIVE_FIELD_NUMBER: _builtins.int
+    L2_WEIGHT_THRESHOLD_FIELD_NUMBER: _builtins.int
+    MEMBER_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    WHOLE_FIELD_NUMBER: _builtins.int
+    SIDE_FIELD_NUMBER: _builtins.int
+    key_dtype: _builtins.str
+    filter_freq: _builtins.int
+    steps_to_live: _builtins.int
+    l2_weight_threshold: _builtins.float
+    size: _builtins.int
+    """rows in use (row 0 the scratch row of ids not admitted)"""
+    whole: _builtins.bool
+    """replaces the holder's copy (k: the rows holding ids); else the rows"""
+    side: _builtins.bool
+    """that changed since the last put, applied onto it
+    the free rows and pending ids changed (always with `whole`)
+    """
+    @_builtins.property
+    def member(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaEmbeddingMember]:
+        """the variable first, then its slots"""
+
+    def __init__(
+        self,
+        *,
+        key_dtype: _builtins.str = ...,
+        filter_freq: _builtins.int = ...,
+        steps_to_live: _builtins.int = ...,
+        l2_weight_threshold: _builtins.float = ...,
+        member: _abc.Iterable[Global___ReplicaEmbeddingMember] | None = ...,
+        size: _builtins.int = ...,
+        whole: _builtins.bool = ...,
+        side: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter_freq", b"filter_freq", "key_dtype", b"key_dtype", "l2_weight_threshold", b"l2_weight_threshold", "member", b"member", "side", b"side", "size", b"size", "steps_to_live", b"steps_to_live", "whole", b"whole"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaEmbedding: _TypeAlias = ReplicaEmbedding  # noqa: Y015
+
+@_typing.final
+class ReplicaEmbeddingMember(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DTYPE_FIELD_NUMBER: _builtins.int
+    DIM_FIELD_NUMBER: _builtins.int
+    INITIALIZED_FIELD_NUMBER: _builtins.int
+    NO_PERMISSION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """in the variable's container"""
+    dtype: _builtins.str
+    dim: _builtins.int
+    initialized: _builtins.bool
+    """KvInitialize ran: it has rows and default rows"""
+    no_permission: _builtins.float
+    """what ids not admitted read"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        dtype: _builtins.str = ...,
+        dim: _builtins.int = ...,
+        initialized: _builtins.bool = ...,
+        no_permission: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dim", b"dim", "dtype", b"dtype", "initialized", b"initialized", "name", b"name", "no_permission", b"no_permission"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaEmbeddingMember: _TypeAlias = ReplicaEmbeddingMember  # noqa: Y015
 
 @_typing.final
 class ReplicaPutRequest(_message.Message):

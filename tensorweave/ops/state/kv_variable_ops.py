@@ -25,7 +25,6 @@ Example:
 """
 from __future__ import annotations
 
-import threading
 import zlib
 from typing import Any
 
@@ -38,6 +37,7 @@ from tensorweave.ops import array as array_ops
 from tensorweave.ops.op_author import REQUIRED, create_op, define_op
 from tensorweave.framework.tensor import Operation, Tensor
 from tensorweave.framework.tensor_shape import TensorShape
+from tensorweave.kernels.counting_lock import CountingRLock
 from tensorweave.kernels.int_hash_index import DictIndex, IntHashIndex
 from tensorweave.runtime.resource_mgr import VariableResource
 from tensorweave.runtime.update_gate import gated_update, note_variable
@@ -110,7 +110,9 @@ class KvIndex:
         self.key_dtype = key_dtype
         self.filter_freq, self.steps_to_live = filter_freq, steps_to_live
         self.l2_threshold = l2_threshold
-        self.lock = threading.RLock()
+        # Every change takes it; its count of holds tells ps replicas whether the table
+        # changed since their last copy (distributed/replica_embeddings.py).
+        self.lock = CountingRLock()
         self.members: list[EmbeddingResource] = []   # the variable first, then its slots
         self.clear()
 
