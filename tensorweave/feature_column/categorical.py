@@ -122,11 +122,16 @@ class HashedCategoricalColumn(CategoricalColumn):
                                                          name="lookup"))
 
 
+_STRING_ID_SPACE = 2**63 - 1   # a string id: Fingerprint64 % this (non-negative int64)
+
+
 @dataclass(frozen=True)
 class EmbeddingCategoricalColumn(CategoricalColumn):
     """DeepRec's column over an EmbeddingVariable: its ids are the values themselves
-    (any int64, or strings), no vocabulary and no hashing; an `embedding_column` of it
-    looks them up in a table that grows with them (`tf.get_embedding_variable`)."""
+    (any int64), or a string's 63-bit Fingerprint64 (as DeepRec's column hashes strings
+    to int64 ids: two strings share a row only on a 64-bit fingerprint collision); no
+    vocabulary and no buckets; an `embedding_column` of it looks them up in a table that
+    grows with them (`tf.get_embedding_variable`, int64 keys)."""
     key: str
     dtype: Any
     partition_num: int | None
@@ -148,7 +153,10 @@ class EmbeddingCategoricalColumn(CategoricalColumn):
 
     def _transform_feature(self, builder: FeatureBuilder) -> SparseTensor:
         sp = _ids_input(builder, self.key, self.dtype)
-        if self.dtype != _dt.string and sp.values.dtype.base_dtype != _dt.int64:
+        if self.dtype == _dt.string:
+            # int64 ids: the table's vectorized id index, not a dict of Python strings
+            return map_values(sp, string_to_hash_bucket_fast(sp.values, _STRING_ID_SPACE))
+        if sp.values.dtype.base_dtype != _dt.int64:
             sp = map_values(sp, math_ops.cast(sp.values, _dt.int64))
         return sp
 
@@ -163,8 +171,7 @@ class EmbeddingCategoricalColumn(CategoricalColumn):
         partitioner = fixed_size_partitioner(self.partition_num) if self.partition_num \
             else get_variable_scope().partitioner
         return get_embedding_variable(
-            name, dimension, key_dtype=_dt.string if self.dtype == _dt.string else _dt.int64,
-            initializer=initializer, trainable=trainable, partitioner=partitioner,
+            name, dimension, key_dtype=_dt.int64, initializer=initializer, trainable=trainable, partitioner=partitioner,
             steps_to_live=steps_to_live, ev_option=self.ev_option)
 
 
