@@ -323,7 +323,10 @@ def test_restores_onto_another_number_of_partitions(tmp_path, saved_parts, resto
 
 def test_sync_replicas_trains_it_as_a_dense_variable():
     # SyncReplicasOptimizer aggregates its sparse gradients (rows of the table) in a
-    # SparseConditionalAccumulator, then applies them: as for a dense variable.
+    # SparseConditionalAccumulator, then applies them: as for a dense variable. No token
+    # ahead (num_tokens=0): each step waits for the chief's apply of its gradient, so no
+    # gradient goes stale (with one token ahead, which step's gradient arrives stale and
+    # is dropped depends on the chief thread's timing).
     got = []
     for make in (lambda: tf.get_embedding_variable("v", 2, initializer=tf.ones_initializer()),
                  lambda: tf.get_variable("v", [8, 2], initializer=tf.ones_initializer())):
@@ -337,12 +340,12 @@ def test_sync_replicas_trains_it_as_a_dense_variable():
             train = opt.minimize(loss, global_step=step)
             look = tf.nn.embedding_lookup(var, tf.constant([1, 2, 5], tf.int64))
             with tf.train.MonitoredTrainingSession(
-                    hooks=[opt.make_session_run_hook(True)]) as sess:
+                    hooks=[opt.make_session_run_hook(True, num_tokens=0)]) as sess:
                 for batch in ([1, 2], [2, 5], [1, 1]):
                     sess.run(train, {ids: batch})
                 got.append(sess.run([look, step]))
     np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-6)
-    assert got[0][1] == got[1][1] == 2 and got[0][0][0, 0] < 1.0
+    assert got[0][1] == got[1][1] == 3 and got[0][0][0, 0] < 1.0
 
 
 class _DictModel:
