@@ -171,8 +171,9 @@ class EmbeddingCategoricalColumn(CategoricalColumn):
         partitioner = fixed_size_partitioner(self.partition_num) if self.partition_num \
             else get_variable_scope().partitioner
         return get_embedding_variable(
-            name, dimension, key_dtype=_dt.int64, initializer=initializer, trainable=trainable, partitioner=partitioner,
-            steps_to_live=steps_to_live, ev_option=self.ev_option)
+            name, dimension, key_dtype=_dt.int64, initializer=initializer,
+            trainable=trainable, partitioner=partitioner, steps_to_live=steps_to_live,
+            ev_option=self.ev_option)
 
 
 def categorical_column_with_embedding(key: str, dtype: Any = _dt.string,
