@@ -201,6 +201,11 @@ SYNC_REPLICA_TIMEOUT_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SYNC_REPLICA_TIMEOUT_SECS", 300.0, minimum=0,
     doc="The sync-replicas chief gives up (DeadlineExceededError naming the missing "
         "replicas) after this; 0 waits forever."))
+SYNC_MIN_REPLICAS = _declare(_TRAIN, Int(
+    "TENSORWEAVE_SYNC_MIN_REPLICAS", 1, minimum=1,
+    doc="The fewest gradients a sync-replicas step aggregates when replicas finish or "
+        "leave an elastic job (SyncReplicasOptimizer's min_replicas_to_aggregate, which "
+        "wins; capped at replicas_to_aggregate); with fewer live the step waits."))
 SYNC_SERVE_SECS = _declare(_TRAIN, Secs(
     "TENSORWEAVE_SYNC_SERVE_SECS", 10.0, minimum=0,
     doc="At the end of training the sync-replicas chief serves replicas still training "

@@ -17,7 +17,9 @@ TF 1.x's parameter servers block in `server.join()` forever. Here:
    finished (its model ready, its last step reached) and exits 0.
 3. in an elastic job (TENSORWEAVE_MEMBERS_FILE, distributed/membership.py) a worker
    that is no member any more has left: its sessions are closed as soon as that is
-   seen, during training too, and a slot never started is no late worker.
+   seen, during training too, and a slot never started is no late worker. The
+   workers not training are told to this task's resources (sync-replicas
+   accumulators stop waiting for them).
 
 Set TENSORWEAVE_NOTIFY_JOB_DONE=0 to keep TF's behaviour (the ps never exits).
 """
@@ -192,6 +194,9 @@ class JobEndWatch:
         """True once the job is done and no live session remains (or grace ran out)."""
         if self._members.elastic:
             self._close_departed()
+            open_by = {o for o in map(owner_of, self._worker.open_sessions()) if o}
+            self._worker.device.resource_mgr.set_absent_tasks(
+                self._members.absent(self._trainers, open_by))
         if not (self._enabled and self._worker.job_done_event.is_set()):
             return False
         now = time.monotonic()

@@ -8,6 +8,10 @@ The launcher writes that to one small JSON file, ``{"worker": [0, 2]}``, named t
 task by TENSORWEAVE_MEMBERS_FILE; a ps reads it (`Members.left`) so that it closes the
 sessions of a worker that left at once and never waits for a slot that was not started.
 
+A ps also tells its accumulators which worker slots are not training (`Members.absent`:
+no member, or a member with no session open on the ps yet), so that a synchronous step
+waits only for the replicas that train (kernels/replica_roster.py has the rule).
+
 Without the variable (a job of fixed size, a cluster manager that does not write it)
 every worker of the ClusterSpec is a member, as before.
 
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from tensorweave.base import knobs
 from tensorweave.base.files import atomic_write
@@ -98,3 +102,20 @@ class Members:
         except ValueError:
             return False
         return job == ELASTIC_JOB and index not in workers
+
+    def absent(self, workers: Iterable[str], with_session: Collection[str]) -> frozenset[str]:
+        """Which of `workers` (task names) do not train now: no member, or a member whose
+        process has no session open here (still starting: it is counted once it has
+        one, as a synchronous step would otherwise wait for its start-up).
+
+        Args:
+            workers: the worker tasks that may come and go (a ps's trainers).
+            with_session: the tasks with a session open on this task.
+
+        Example:
+            >>> members.absent(["/job:worker/replica:0/task:1"], set())
+            frozenset({'/job:worker/replica:0/task:1'})
+        """
+        if self.workers() is None:
+            return frozenset()
+        return frozenset(t for t in workers if self.left(t) or t not in with_session)

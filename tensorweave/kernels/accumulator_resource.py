@@ -9,18 +9,21 @@
   gradient are summed first.
 - Beyond TF: each gradient may name its replica (the worker task that computed
   it; "" when unnamed); the accumulator keeps, per replica, the step and time of
-  its last gradient and whether it departed, so a stalled take_grad can be explained by
-  name (`replica_status`). One dict update per gradient.
+  its last gradient and whether it is gone, so a stalled take_grad can be explained by
+  name (`replica_status`). One dict update per gradient. A take of
+  SyncReplicasOptimizer's waits for as many gradients as the replicas still training
+  can give (kernels/replica_roster.py has the rule), evaluated again whenever a
+  replica finishes or an elastic job's membership changes (`set_absent`).
 """
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any, Callable
 
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels.replica_roster import ReplicaRoster
 from tensorweave.runtime.waiting import PENDING, Attempt, WaitingResource
 
 log = logging.getLogger("tensorweave.accumulator")
@@ -41,7 +44,8 @@ class AccumulatorBase(WaitingResource):
 
     type_name = "ConditionalAccumulator"
 
-    def __init__(self, name: str, dtype: Any, shape: Any, reduction_type: str) -> None:
+    def __init__(self, name: str, dtype: Any, shape: Any, reduction_type: str,
+                 absent: frozenset[str] = frozenset()) -> None:
         super().__init__()
         if reduction_type not in ("MEAN", "SUM"):
             raise _invalid(f"reduction_type must be 'MEAN' or 'SUM', got {reduction_type!r}")
@@ -52,10 +56,8 @@ class AccumulatorBase(WaitingResource):
         self.mean = reduction_type == "MEAN"
         self.global_step = 0
         self.count = 0
-        self.departed = 0  # replicas that finished for good: each lowers num_required by one
         self._takes: list[Attempt] = []
-        # replica -> [local step of its last gradient, time.monotonic() of it, departed]
-        self._replicas: dict[str, list[Any]] = {}
+        self.roster = ReplicaRoster(absent)  # who trains: how many gradients a take needs
 
     def snapshot(self) -> np.ndarray:
         return np.array([b"", self.name.encode()], dtype=object)
@@ -73,10 +75,17 @@ class AccumulatorBase(WaitingResource):
 
     def replica_departed(self, replica: str = "") -> None:
         """One replica stopped training: a waiting take needs one gradient fewer."""
+        self._changed(lambda: self.roster.departed(replica))
+
+    def set_absent(self, absent: frozenset[str]) -> None:
+        """The tasks of an elastic job not training now (`ResourceMgr.set_absent_tasks`):
+        a waiting take of SyncReplicasOptimizer's needs fewer gradients once one left."""
+        self._changed(lambda: self.roster.set_absent(absent))
+
+    def _changed(self, change: Callable[[], Any]) -> None:
         later: Later = []
         with self.lock:
-            self.departed += 1
-            self._replicas.setdefault(replica, [-1, time.monotonic(), True])[2] = True
+            change()
             self._serve(later)
         for fn in later:
             fn()
@@ -87,7 +96,7 @@ class AccumulatorBase(WaitingResource):
         `replica` names who computed it (a stale gradient still shows it is alive)."""
         later: Later = []
         with self.lock:
-            self._replicas[replica] = [local_step, time.monotonic(), False]
+            self.roster.sent(replica, local_step)
             if local_step < self.global_step:
                 log.debug("Dropping stale gradient for %s: local_step %d < global step %d",
                           self.name, local_step, self.global_step)
@@ -100,12 +109,14 @@ class AccumulatorBase(WaitingResource):
 
     def replica_status(self) -> tuple[list[str], list[int], list[float], list[bool]]:
         """Per replica seen, sorted by name: the local step of its last gradient, the
-        seconds since it, and whether it departed (finished for good)."""
-        now = time.monotonic()
+        seconds since it, and whether it is gone (finished, or left an elastic job)."""
         with self.lock:
-            items = sorted(self._replicas.items())
-        return ([name for name, _ in items], [int(r[0]) for _, r in items],
-                [now - r[1] for _, r in items], [bool(r[2]) for _, r in items])
+            return self.roster.status()
+
+    def replicas_gone(self) -> int:
+        """Replicas not training now (finished, or absent from an elastic job)."""
+        with self.lock:
+            return self.roster.gone()
 
     def close_on_reset(self) -> None:
         self.cancel_all(errors.CancelledError(
@@ -122,7 +133,8 @@ class AccumulatorBase(WaitingResource):
         self._serve(later)
 
     def _serve(self, later: Later) -> None:
-        while self._takes and self.count >= max(1, self._takes[0].payload - self.departed):
+        # payload: (num_required, tokens_per_step or None, floor); see replica_roster.py
+        while self._takes and self.count >= self.roster.need(*self._takes[0].payload):
             head = self._takes.pop(0)
             result = self._extract()
             self.global_step += 1
@@ -146,8 +158,9 @@ class AccumulatorBase(WaitingResource):
 class DenseAccumulator(AccumulatorBase):
     """Sums dense gradients of one shape."""
 
-    def __init__(self, name: str, dtype: Any, shape: Any, reduction_type: str) -> None:
-        super().__init__(name, dtype, shape, reduction_type)
+    def __init__(self, name: str, dtype: Any, shape: Any, reduction_type: str,
+                 absent: frozenset[str] = frozenset()) -> None:
+        super().__init__(name, dtype, shape, reduction_type, absent)
         self._sum: np.ndarray | None = None
 
     def _add(self, grad: Any) -> None:
@@ -179,8 +192,9 @@ class SparseAccumulator(AccumulatorBase):
 
     type_name = "SparseConditionalAccumulator"
 
-    def __init__(self, name: str, dtype: Any, shape: Any, reduction_type: str) -> None:
-        super().__init__(name, dtype, shape, reduction_type)
+    def __init__(self, name: str, dtype: Any, shape: Any, reduction_type: str,
+                 absent: frozenset[str] = frozenset()) -> None:
+        super().__init__(name, dtype, shape, reduction_type, absent)
         # (indices, values, touched) each: touched is None for a gradient as it came
         # (each of its rows counts once), or, for gradients folded into one entry
         # (distinct rows), how many gradients touched each row.

@@ -55,6 +55,9 @@ class ResourceMgr:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._containers: dict[str, dict[str, Any]] = {}
+        # The tasks of an elastic job not training now (distributed/membership.py says
+        # which): SyncReplicasOptimizer's accumulators do not wait for their gradients.
+        self.absent_tasks: frozenset[str] = frozenset()
 
     def lookup_or_create(self, container: str, name: str, creator: Callable[[], Any]) -> Any:
         with self._lock:
@@ -98,6 +101,22 @@ class ResourceMgr:
             hear = getattr(res, "session_closed", None)
             if hear is not None:
                 hear(handle)
+
+    def set_absent_tasks(self, tasks: frozenset[str]) -> None:
+        """Records the tasks not training now and tells every resource with a
+        `set_absent(tasks)` method (an accumulator's waiting take is evaluated again).
+
+        Example:
+            >>> mgr.set_absent_tasks(frozenset({"/job:worker/replica:0/task:2"}))
+        """
+        with self._lock:
+            if tasks == self.absent_tasks:
+                return
+            self.absent_tasks = tasks
+        for _, _, res in self.resources():
+            hear = getattr(res, "set_absent", None)
+            if hear is not None:
+                hear(tasks)
 
     def resources(self) -> list[tuple[str, str, Any]]:
         with self._lock:

@@ -14,6 +14,18 @@ the token queue, so a
 worker still waiting for a token ends cleanly (OutOfRangeError, which
 MonitoredSession treats as the end of input) instead of hanging.
 
+Also beyond TF 1.x: the barrier follows the replicas still training. Each step
+aggregates
+
+    max(min_replicas_to_aggregate, min(replicas_to_aggregate, live))
+
+gradients, live = max(total_num_replicas, replicas_to_aggregate) minus the replicas
+that finished or left an elastic job (`tensorweave launch --max-workers`); the chief
+issues one token per live replica, so a worker that joins gets tokens and one that
+leaves stops getting them, and a leave releases a step already waiting for it. With
+no replica finishing or leaving, this is TF's rule (replicas_to_aggregate per step).
+kernels/replica_roster.py has the details.
+
 Example:
     >>> opt = tf.train.SyncReplicasOptimizer(tf.train.AdagradOptimizer(0.01),
     ...                                      replicas_to_aggregate=2, total_num_replicas=2)
@@ -27,7 +39,7 @@ import time
 from typing import Any
 
 from tensorweave.base import knobs
-from tensorweave.base.waits import Backoff, Wait, wait_until
+from tensorweave.base.waits import Backoff, Wait
 from tensorweave.framework import errors
 from tensorweave.framework.graph import (
     GraphKeys, add_to_collection, colocate_with, control_dependencies)
@@ -40,16 +52,18 @@ from tensorweave.ops.control_flow import group
 from tensorweave.ops.array.core_ops import identity, no_op
 from tensorweave.data_flow.data_flow_ops import FIFOQueue
 from tensorweave.framework.device import device_task
+from tensorweave.framework import dtypes
 from tensorweave.ops.data_flow.accumulator_ops import (
-    ConditionalAccumulator, SparseConditionalAccumulator, from_replica)
+    ConditionalAccumulator, SparseConditionalAccumulator, from_replica, sync_rule)
 from tensorweave.ops.array import expand_dims
-from tensorweave.ops.math.math_ops import maximum
-from tensorweave.ops.state.state_ops import assign, assign_add
+from tensorweave.ops.math.math_ops import maximum, minimum
+from tensorweave.ops.state.state_ops import assign
 from tensorweave.state.variables import Variable, global_variables
 from tensorweave.state.variable_initializers import report_uninitialized_variables
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.queue_runner import QueueRunner
 from tensorweave.train.session_run_hook import SessionRunHook
+from tensorweave.train.sync_replicas_hook import SyncReplicasOptimizerHook
 from tensorweave.train.sync_replicas_watch import ReplicaWatch
 
 log = logging.getLogger("tensorweave.sync_replicas")
@@ -78,16 +92,26 @@ class SyncReplicasOptimizer(Optimizer):
         total_num_replicas: workers pushing gradients (default: replicas_to_aggregate);
             more than replicas_to_aggregate means backup workers.
         use_locking, name: as for other optimizers.
+        min_replicas_to_aggregate: (tensorweave-specific) the fewest gradients a step
+            aggregates when replicas finish or leave an elastic job; with fewer live
+            it waits. None reads TENSORWEAVE_SYNC_MIN_REPLICAS (1), capped at
+            replicas_to_aggregate.
 
     Raises:
-        ValueError: apply_gradients without a global step, or a token count that
-            cannot make progress.
+        ValueError: apply_gradients without a global step, a token count that cannot
+            make progress, or a floor outside [1, replicas_to_aggregate].
+
+    Example:
+        >>> opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
+        ...                                      replicas_to_aggregate=3,
+        ...                                      min_replicas_to_aggregate=2)
     """
 
     def __init__(self, opt: Optimizer, replicas_to_aggregate: int,
                  total_num_replicas: int | None = None, variable_averages: Any = None,
                  variables_to_average: Any = None, use_locking: bool = False,
-                 name: str = "sync_replicas") -> None:
+                 name: str = "sync_replicas", *,
+                 min_replicas_to_aggregate: int | None = None) -> None:
         super().__init__(use_locking, name)
         if total_num_replicas is None:
             total_num_replicas = replicas_to_aggregate
@@ -98,6 +122,7 @@ class SyncReplicasOptimizer(Optimizer):
         self._replicas_to_aggregate = int(replicas_to_aggregate)
         self._total_num_replicas = int(total_num_replicas)
         self._tokens_per_step = max(self._total_num_replicas, self._replicas_to_aggregate)
+        self._floor = _floor(min_replicas_to_aggregate, self._replicas_to_aggregate)
         self._gradients_applied = False
         self._global_step: Any = None
         self._sync_token_queue: FIFOQueue | None = None
@@ -132,13 +157,13 @@ class SyncReplicasOptimizer(Optimizer):
         aggregated: list[Any] = []
         var_list: list[Any] = []
         with name_scope(name or self.get_name()):
+            chief_init_ops.append(self._make_num_required(global_step.device))
             for grad, var in grads_and_vars:
                 var_list.append(var)
                 with device_scope(var.device):
                     aggregated.append(self._accumulate(grad, var, train_ops))
             aggregated = _after_every_take(aggregated, var_list)
-            gs_device = global_step.device
-            with device_scope(gs_device), name_scope(""):
+            with device_scope(global_step.device), name_scope(""):
                 update_op = self._opt.apply_gradients(list(zip(aggregated, var_list)),
                                                       global_step)
                 queue = FIFOQueue(-1, gs_dtype, shapes=[[]], name="sync_token_q",
@@ -147,16 +172,7 @@ class SyncReplicasOptimizer(Optimizer):
                 with control_dependencies(train_ops):
                     token = queue.dequeue()
                 train_op = assign(self._local_step, token)
-                # Replicas that finished for good get no more tokens (else the queue fills
-                # with stale ones and the rest can never hand in a fresh gradient).
-                self._departed = Variable(0, trainable=False, collections=[],
-                                          name="sync_rep_departed")
-                chief_init_ops.append(self._departed.initializer)
-                self._departed_count = self._departed.read_value()
-                with control_dependencies([update_op]):
-                    n_tokens = maximum(self._tokens_per_step - self._departed.read_value(), 1)
-                    tokens = fill(expand_dims(n_tokens, 0), global_step)
-                    sync_op = queue.enqueue_many((tokens,))
+                sync_op = self._issue_tokens(queue, update_op, global_step)
                 self._chief_queue_runner = QueueRunner(
                     queue, [sync_op], cancel_op=queue.close(cancel_pending_enqueues=True))
             for accum, dev in self._accumulators:
@@ -167,6 +183,35 @@ class SyncReplicasOptimizer(Optimizer):
             self._gradients_applied = True
             self._add_end_ops(queue)
         return train_op
+
+    def _make_num_required(self, device: str) -> Operation:
+        """The chief's take_grad asks replicas_to_aggregate gradients, capped by the tokens
+        it issued for this step (a worker that joined is counted from the first step
+        whose tokens included it: no step waits for a gradient nobody holds a token
+        for). Returns the op resetting the cap (to every token) at the chief's init."""
+        with device_scope(device), name_scope(""):
+            self._tokens_issued = Variable(self._tokens_per_step, trainable=False,
+                                           collections=[], dtype=dtypes.int32,
+                                           name="sync_rep_tokens_issued")
+            self._num_required = minimum(self._tokens_issued.read_value(),
+                                         self._replicas_to_aggregate)
+        return self._tokens_issued.initializer
+
+    def _issue_tokens(self, queue: FIFOQueue, update_op: Any, global_step: Any) -> Operation:
+        """After the update: one token per replica still training (at least one), as the
+        first accumulator counts them (replicas that finished or left an elastic job get
+        none, else the queue fills with stale tokens), and that count as the next
+        step's cap."""
+        # Counted by an accumulator beside the token queue when there is one (no
+        # transfer between tasks per step); every accumulator learns the same roster.
+        accum = next((a for a, dev in self._accumulators if dev == global_step.device),
+                     self._accumulators[0][0])
+        with control_dependencies([update_op]):
+            gone = accum.replicas_gone()
+            n_tokens = maximum(self._tokens_per_step - gone, 1)
+            tokens = fill(expand_dims(n_tokens, 0), global_step)
+            return group(queue.enqueue_many((tokens,)), assign(self._tokens_issued, n_tokens),
+                         name="sync_issue_tokens")
 
     def _make_local_step(self, global_step: Any, gs_dtype: Any) -> None:
         """This worker's local step (the global step its gradients are for), on the
@@ -186,7 +231,7 @@ class SyncReplicasOptimizer(Optimizer):
             self._end_op = queue.close(cancel_pending_enqueues=True)
         # The Supervisor runs these when the chief ends training normally.
         add_to_collection(END_OF_TRAINING_OPS, self._end_op)
-        departures: list[Any] = [assign_add(self._departed, 1)]
+        departures: list[Any] = []
         for accum, dev in self._accumulators:
             with device_scope(dev):
                 departures.append(from_replica(accum.replica_departed(), self._replica))
@@ -196,6 +241,7 @@ class SyncReplicasOptimizer(Optimizer):
         add_to_collection(SYNC_OPTIMIZERS, self)
         # Who a waiting step waits for (made here: a Supervisor finalizes the graph).
         self._replica_status = self._accumulators[0][0].replica_status()
+        self._gone_count = self._accumulators[0][0].replicas_gone()
 
     def _accumulate(self, grad: Any, var: Any, train_ops: list[Any]) -> Any:
         shared = var.name + "/grad_accum"
@@ -206,14 +252,16 @@ class SyncReplicasOptimizer(Optimizer):
                                                shared_name=shared)
             train_ops.append(from_replica(accum.apply_grad(grad, local_step=self._local_step),
                                           self._replica))
-            out: Any = accum.take_grad(self._replicas_to_aggregate)
+            out: Any = accum.take_grad(self._num_required)
+            sync_rule(out, self._tokens_per_step, self._floor)
         elif isinstance(grad, IndexedSlices):
             accum = SparseConditionalAccumulator(grad.dtype, shape=var.get_shape(),
                                                  shared_name=shared)
             train_ops.append(from_replica(
                 accum.apply_indexed_slices_grad(grad, local_step=self._local_step),
                 self._replica))
-            out = accum.take_indexed_slices_grad(self._replicas_to_aggregate)
+            out = accum.take_indexed_slices_grad(self._num_required)
+            sync_rule(out.indices, self._tokens_per_step, self._floor)
         else:
             raise ValueError(f"Unknown gradient type {type(grad).__name__} for {var.name}")
         self._accumulators.append((accum, var.device))
@@ -269,7 +317,7 @@ class SyncReplicasOptimizer(Optimizer):
         slowest, step = 0.0, None
         while True:
             try:
-                departed, now_step = session.run([self._departed_count, self._global_step])
+                departed, now_step = session.run([self._gone_count, self._global_step])
             except (errors.OpError, RuntimeError):  # the ps or the session is gone
                 return 0
             left = self._total_num_replicas - int(departed)
@@ -298,7 +346,7 @@ class SyncReplicasOptimizer(Optimizer):
 
     def make_session_run_hook(self, is_chief: bool, num_tokens: int = -1) -> SessionRunHook:
         """The hook that initializes local steps, tokens and the chief's queue runner."""
-        return _SyncReplicasOptimizerHook(self, is_chief, num_tokens)
+        return SyncReplicasOptimizerHook(self, is_chief, num_tokens)
 
     def get_slot(self, *args: Any, **kwargs: Any) -> Any:
         return self._opt.get_slot(*args, **kwargs)
@@ -310,72 +358,23 @@ class SyncReplicasOptimizer(Optimizer):
         return self._opt.variables()
 
 
+def _floor(given: int | None, replicas_to_aggregate: int) -> int:
+    """The fewest gradients a step aggregates: `given`, else the knob capped at
+    replicas_to_aggregate (a job-wide setting must not stall a smaller optimizer)."""
+    if given is None:
+        return min(knobs.SYNC_MIN_REPLICAS.get(), replicas_to_aggregate)
+    if not 1 <= given <= replicas_to_aggregate:
+        raise ValueError(f"min_replicas_to_aggregate must be between 1 and "
+                         f"replicas_to_aggregate ({replicas_to_aggregate}), got {given}")
+    return int(given)
+
+
 def _replica_name(device: str) -> str:
     """The task a replica's ops run on ("/job:worker/replica:0/task:1"), for reports."""
     try:
         return device_task(device)
     except ValueError:  # no job or task in the scope: name what there is
         return device
-
-
-class _SyncReplicasOptimizerHook(SessionRunHook):
-    """Runs the local init, the chief's initial tokens and its queue runner, and
-    watches the steps for missing replicas (sync_replicas_watch)."""
-
-    def __init__(self, opt: SyncReplicasOptimizer, is_chief: bool, num_tokens: int) -> None:
-        self._opt = opt
-        self._is_chief = is_chief
-        self._num_tokens = num_tokens
-
-    def begin(self) -> None:
-        opt = self._opt
-        opt._require_applied("creating the session")
-        self._local_init_op = opt.chief_init_op if self._is_chief else opt.local_step_init_op
-        self._ready_op = opt.ready_for_local_init_op
-        self._q_runner = opt.get_chief_queue_runner() if self._is_chief else None
-        self._init_tokens = opt.get_init_tokens_op(self._num_tokens) if self._is_chief \
-            else None
-        self._end_op = opt.end_of_training_op() if self._is_chief else None
-        # Every replica says whom its waiting step waits for; only the chief gives up.
-        self._watch = opt.replica_watch(may_give_up=self._is_chief)
-
-    def after_create_session(self, session: Any, coord: Any) -> None:
-        not_ready: list = []
-
-        def ready() -> bool:
-            not_ready[:] = list(session.run(self._ready_op))
-            return not not_ready
-        # The chief may still be initializing the model.
-        wait_until(ready, "for the model to be ready for SyncReplicasOptimizer's local init",
-                   hint="Is the chief running, and did it initialize the model?",
-                   backoff=Backoff(cap=0.25), error=RuntimeError,
-                   detail=lambda: f"uninitialized: {not_ready[:10]}")
-        session.run(self._local_init_op)
-        if self._init_tokens is not None:
-            session.run(self._init_tokens)
-        if self._q_runner is not None:
-            self._q_runner.create_threads(session, coord=coord, daemon=True, start=True)
-        self._watch.start(session, coord)
-
-    def before_run(self, run_context: Any) -> None:
-        self._watch.step_started()
-
-    def after_run(self, run_context: Any, run_values: Any) -> None:
-        self._watch.step_ended()
-
-    def end(self, session: Any) -> None:
-        if self._watch.gave_up is not None:
-            # Not a normal end (the token queue was closed because the chief gave up):
-            # raised here, the hooks after this one (telling the ps the job is done)
-            # do not run, so a restarted chief finds its ps still serving.
-            raise self._watch.gave_up
-        try:
-            session.run(self._opt._departed_op)
-            if self._end_op is not None:
-                self._opt.wait_for_other_replicas(session, serve_secs())
-                session.run(self._end_op)
-        except errors.OpError as e:  # the ps may already be gone: nothing to release
-            log.debug("end-of-training ops of sync replicas failed: %s", e)
 
 
 def _after_every_take(aggregated: list[Any], var_list: list[Any]) -> list[Any]:

@@ -271,7 +271,8 @@ def test_pruned_nodes_take_their_function_bodies_with_them(tmp_path):
 # Our ops without a TF form (tf_lowering's docstring says why); _Send/_Recv live only
 # in partitioned graphs, never in exports.
 NOT_LOWERED = {"FunctionalScan", "FunctionalScanGrad", "WhileGrad", "InitializedValueOr",
-               "AccumulatorReplicaStatus", "AccumulatorReplicaDeparted", "_Send", "_Recv",
+               "AccumulatorReplicaStatus", "AccumulatorReplicaDeparted",
+               "AccumulatorReplicasGone", "_Send", "_Recv",
                "DenseHashTable", "LookupTableRemove", "TensorArrayFlowAddGrads",
                "TensorArrayFlowConcat", "TensorArrayFlowGather", "TensorArrayFlowGradConcat",
                "TensorArrayFlowGradGather", "TensorArrayFlowGradScatter",

@@ -42,8 +42,10 @@ def _resource_op(op_type: str, kind: type[AccumulatorBase]) -> Any:
     def _(ctx: Any, step: Any, *, dtype: Any, shape: Any, container: str, shared_name: str,
           reduction_type: str) -> AccumulatorBase:
         key = shared_name or ctx.name
+        # Made knowing who is absent from an elastic job now; told of changes later.
         acc = ctx.resources.lookup_or_create(
-            container, key, lambda: kind(key, dtype.base_dtype, shape, reduction_type))
+            container, key, lambda: kind(key, dtype.base_dtype, shape, reduction_type,
+                                         ctx.resources.absent_tasks))
         if type(acc) is not kind or acc.dtype != dtype.base_dtype:
             raise errors.InvalidArgumentError(
                 None, None, f"Resource {container or '<default>'}/{key} exists but is not a "
@@ -70,6 +72,9 @@ _simple_op("AccumulatorNumAccumulated", ("&handle",),
            lambda acc: np.int32(acc.num_accumulated()))
 _simple_op("AccumulatorSetGlobalStep", ("&handle", "new_global_step"),
            lambda dtype: [], lambda acc, s: acc.set_global_step(int(s)))
+_simple_op("AccumulatorReplicasGone", ("&handle",),
+           lambda dtype: (_dt.int32, TensorShape([])),
+           lambda acc: np.int32(acc.replicas_gone()))
 
 # The replica a gradient comes from rides in the node's "_replica" attr (set by
 # SyncReplicasOptimizer to the worker's device; TF ignores "_" attrs), so these
@@ -119,6 +124,24 @@ def _(acc: AccumulatorBase) -> tuple[np.ndarray, ...]:
 _status_op.no_gradient()
 
 
+# SyncReplicasOptimizer's takes carry its tokens per step and floor in these attrs
+# (TF ignores "_" attrs): the accumulator then waits only for gradients that the
+# replicas still training can give (kernels/replica_roster.py).
+TOKENS_ATTR = "_tokens_per_step"
+FLOOR_ATTR = "_min_replicas"
+
+
+def _sync_rule(ctx: Any) -> tuple[int | None, int]:
+    """(tokens_per_step or None, floor) of a take's node, cached per node."""
+    rule = ctx.state.get(TOKENS_ATTR)
+    if rule is None:
+        attrs = ctx.op._attrs
+        tokens = attrs.get(TOKENS_ATTR)
+        rule = ctx.state[TOKENS_ATTR] = (None if tokens is None else int(tokens),
+                                         int(attrs.get(FLOOR_ATTR, 1)))
+    return rule
+
+
 def _take_op(op_type: str, outputs: Any) -> None:
     op = define_op(op_type, inputs=("&handle", "num_required"), attrs={"dtype": REQUIRED},
                    stateful=True)
@@ -132,7 +155,7 @@ def _take_op(op_type: str, outputs: Any) -> None:
             raise errors.InvalidArgumentError(
                 None, None, f"Argument num_required must be positive, but was {n} (take_grad "
                 f"on accumulator {acc.name}).")
-        run_attempt(acc, step, done, n)
+        run_attempt(acc, step, done, (n, *_sync_rule(ctx)))
 
     op.no_gradient()
 
@@ -205,6 +228,21 @@ def _replica_status(self: "ConditionalAccumulatorBase", name: str | None = None
     return tuple(self._op("AccumulatorReplicaStatus", [], name, "ReplicaStatus").outputs)
 
 
+def _replicas_gone(self: "ConditionalAccumulatorBase", name: str | None = None) -> Tensor:
+    """int32: the replicas not training now, as this accumulator knows them: those that
+    finished (replica_departed) and those absent from an elastic job (tensorweave-specific:
+    SyncReplicasOptimizer's chief issues one token per replica still training)."""
+    return self._op("AccumulatorReplicasGone", [], name, "ReplicasGone").outputs[0]
+
+
+def sync_rule(take: Tensor | Operation, tokens_per_step: int, floor: int) -> None:
+    """Marks a take_grad with SyncReplicasOptimizer's tokens per step and floor: it then
+    waits for max(floor, min(num_required, tokens_per_step - gone)) gradients."""
+    op = take.op if isinstance(take, Tensor) else take
+    op._attrs[TOKENS_ATTR] = int(tokens_per_step)
+    op._attrs[FLOOR_ATTR] = int(floor)
+
+
 def from_replica(op: Operation, replica: str) -> Operation:
     """Marks an apply_grad / replica_departed op with the replica that runs it."""
     op._attrs[REPLICA_ATTR] = replica
@@ -213,6 +251,7 @@ def from_replica(op: Operation, replica: str) -> Operation:
 
 ConditionalAccumulatorBase.replica_departed = _replica_departed  # type: ignore[attr-defined]
 ConditionalAccumulatorBase.replica_status = _replica_status  # type: ignore[attr-defined]
+ConditionalAccumulatorBase.replicas_gone = _replicas_gone  # type: ignore[attr-defined]
 
 
 def _as_int64(value: Any, name: str) -> Tensor:
