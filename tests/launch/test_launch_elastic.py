@@ -5,7 +5,6 @@ waiting for it. Beyond TF 1.x, whose set of workers is fixed when the job starts
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from elastic_helpers import logged_steps as _steps, wait_for as _wait
 from suite_markers import WHOLE_JOB
 from suite_paths import REPO_ROOT
 from tensorweave.distributed.membership import Members, write_members
@@ -23,7 +23,6 @@ from tensorweave.launch.control import JOB_FILE, request
 from tensorweave.launch.process import TaskProcess
 from tensorweave.launch.verdict import JobVerdict
 
-_STEP = re.compile(r"^step (\d+) worker:(\d+) .* t ([0-9.]+)$")
 
 
 def test_members_file_says_who_left(tmp_path):
@@ -64,25 +63,6 @@ def test_bad_scale_requests_name_the_value(tmp_path, capsys):
     assert f"{str(tmp_path)!r} holds no running elastic job" in capsys.readouterr().err
     assert main(["scale", "nosuchjob", "--workers", "2"]) == 2
     assert "No running elastic job 'nosuchjob'" in capsys.readouterr().err
-
-
-def _steps(logs: Path) -> list[tuple[float, int, int]]:
-    """(time, global step, worker) of every step line the workers logged so far."""
-    out = []
-    for log in logs.glob("worker-*.log"):
-        for line in log.read_text(errors="replace").splitlines():
-            m = _STEP.match(line)
-            if m:
-                out.append((float(m.group(3)), int(m.group(1)), int(m.group(2))))
-    return sorted(out)
-
-
-def _wait(what: str, ok, proc: subprocess.Popen, secs: float = 60.0) -> None:
-    deadline = time.monotonic() + secs
-    while not ok():
-        assert proc.poll() is None, f"the launcher ended (code {proc.returncode}) before {what}"
-        assert time.monotonic() < deadline, f"no {what} within {secs:g}s"
-        time.sleep(0.1)
 
 
 def _rate(logs: Path, since: float) -> float:

@@ -6,40 +6,19 @@ in TF 1.x the chief waited forever for the dead worker's gradient."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from elastic_helpers import logged_steps as _steps, wait_for as _wait
 from suite_markers import WHOLE_JOB
 from suite_paths import REPO_ROOT
 from tensorweave.launch.cli import main
 from tensorweave.launch.control import request
 
-_STEP = re.compile(r"^step (\d+) worker:(\d+) .* t ([0-9.]+)$")
-
-
-def _steps(logs: Path) -> list[tuple[float, int, int]]:
-    """(time, global step, worker) of every step line the workers logged so far."""
-    out = []
-    for log in logs.glob("worker-*.log"):
-        for line in log.read_text(errors="replace").splitlines():
-            m = _STEP.match(line)
-            if m:
-                out.append((float(m.group(3)), int(m.group(1)), int(m.group(2))))
-    return sorted(out)
-
-
-def _wait(what: str, ok, proc: subprocess.Popen, secs: float = 60.0) -> None:
-    deadline = time.monotonic() + secs
-    while not ok():
-        assert proc.poll() is None, f"the launcher ended (code {proc.returncode}) before {what}"
-        assert time.monotonic() < deadline, f"no {what} within {secs:g}s"
-        time.sleep(0.1)
 
 
 def _top(logs: Path) -> int:
