@@ -95,11 +95,7 @@ class AdamAsyncOptimizer(Optimizer):
                 with g.name_scope(None):
                     free = g.unique_name(f"{var.op.name}/{op_name}", mark_as_used=False)
                 op_name = free[len(var.op.name) + 1:]
-        slot: Any = self._get_or_make_slot(var, value, slot_name, op_name)
-        # TF1 gives a partition's scalar slot no slice of a full slot: it is saved under
-        # its own name ("emb/part_0/AdamAsync_2"), one per partition.
-        if slot.get_shape().ndims == 0:
-            slot._save_slice_info = None
+        self._get_or_make_slot(var, value, slot_name, op_name)
 
     def _prepare(self) -> None:
         self._lr_t = self._hyper(self._lr, "learning_rate")

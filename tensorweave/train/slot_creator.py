@@ -55,14 +55,19 @@ def _create_slot_var(primary: Any, val: Any, validate_shape: bool, shape: Any,
     finally:
         scope.set_partitioner(partitioner)
     info = getattr(primary, "_save_slice_info", None)
-    if isinstance(primary, Variable) and info is not None:
+    rank = slot.get_shape().ndims
+    # As TF: a scalar slot of a part (AdamAsync's beta powers) is no slice of anything,
+    # saved under its own name; a slot of lower rank slices the leading dimensions.
+    if isinstance(primary, Variable) and info is not None and rank != 0:
         # "emb/part_0/Adagrad" is the slice of "emb/Adagrad" that part_0 is of "emb".
         prefix = primary.op.name + "/"
         real_name = slot.op.name[len(prefix):] if slot.op.name.startswith(prefix) \
             else slot.op.name.rsplit("/", 1)[-1]
+        n = len(info.full_shape) if rank is None else rank
         slot._save_slice_info = SaveSliceInfo(f"{info.full_name}/{real_name}",
-                                              list(info.full_shape), list(info.var_offset),
-                                              list(info.var_shape))
+                                              list(info.full_shape)[:n],
+                                              list(info.var_offset)[:n],
+                                              list(info.var_shape)[:n])
     return slot
 
 
