@@ -3,14 +3,15 @@
 A TF1-style program (replica_device_setter, MonitoredTrainingSession,
 StopAtStepHook, optionally SyncReplicasOptimizer) kept small so a whole job
 runs in seconds: linear regression on a planted model. It prints one line per
-step, `step <global step> <task> ...`, and `session at step <n>` each time its
-session is (re)created, which `tensorweave.testing.faults` reads to find the step
-to kill at and the steps lost; `--step_secs` paces it; `--stop_file` ends a task's
-training once that file exists (a test that scales a job ends it when it has seen
-enough). `--hang_at job:index:step`
-makes that task stop between two steps (holding the sync token it took), once per
-checkpoint directory, so a kill at that step lands at a known point. The ps tasks run a bare
-server that exits when the chief reports the job done.
+step (or per `--print_every` steps), `step <global step> <task> ... t <time>`, and
+`session at step <n>` each time its session is (re)created, which
+`tensorweave.testing.faults` reads to find the step to kill at and the steps lost
+(`bench.elastic` reads the step lines for its rate over time); `--step_secs` paces it;
+`--stop_file` ends a task's training once that file exists (a test that scales a job
+ends it when it has seen enough). `--hang_at job:index:step` makes that task stop
+between two steps (holding the sync token it took), once per checkpoint directory, so
+a kill at that step lands at a known point. The ps tasks run a bare server that exits
+when the chief reports the job done.
 
 Example (one process per task, TF_CONFIG set as cluster managers set it):
     $ TF_CONFIG='{"cluster": {...}, "task": {"type": "chief", "index": 0}}' \\
@@ -77,13 +78,16 @@ def _train(server: Any, cluster: Any, job: str, index: int, args: argparse.Names
             checkpoint_dir=args.checkpoint_dir, hooks=hooks,
             save_checkpoint_steps=args.save_steps, save_summaries_steps=0,
             log_step_count_steps=0) as sess:
+        local_steps = 0
         while not sess.should_stop() and not (args.stop_file
                                               and os.path.exists(args.stop_file)):
-            xs = rng.normal(size=(16, _DIM)).astype(np.float32)
+            xs = rng.normal(size=(args.batch_size, _DIM)).astype(np.float32)
             _, step, loss_v = sess.run([train_op, global_step, loss],
                                        {x: xs, y: xs @ true_w})
-            print(f"step {step} {job}:{index} loss {loss_v:.4f} t {time.time():.3f}",
-                  flush=True)
+            local_steps += 1
+            if local_steps % args.print_every == 0:
+                print(f"step {step} {job}:{index} loss {loss_v:.4f} t {time.time():.3f}",
+                      flush=True)
             _maybe_hang(args, job, index, step)
             time.sleep(args.step_secs)  # paces the job so a fault lands mid-run
     print(f"done {job}:{index}", flush=True)
@@ -114,6 +118,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sync", action="store_true")
     parser.add_argument("--replicas_to_aggregate", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch_size", type=int, default=16)
+    parser.add_argument("--print_every", type=int, default=1,
+                        help="print every Nth step's line (a bench's fast steps would "
+                             "otherwise spend their CPU printing)")
     parser.add_argument("--step_secs", type=float, default=0.0,
                         help="sleep after each step (paces the job for fault tests)")
     parser.add_argument("--hang_at", default="",
