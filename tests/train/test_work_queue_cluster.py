@@ -31,7 +31,7 @@ def _data(tmp_path) -> list[str]:
 
 def _steps(log: str) -> list[list[int]]:
     return [[int(i) for i in ids.split()]
-            for ids in re.findall(r"^step \d+ worker:\d ids (.*)$", log, re.MULTILINE)]
+            for ids in re.findall(r"^step \d+ worker:\d ids ([\d ]+) gs", log, re.MULTILINE)]
 
 
 def _wait_for_step(lc: LocalCluster, index: int, step: int, timeout: float) -> None:
