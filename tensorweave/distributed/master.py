@@ -22,6 +22,8 @@ from tensorweave.base.waits import Backoff, Wait, cluster_wait_secs
 from tensorweave.distributed.job import SERVING_JOBS
 from tensorweave.distributed.master_step import Part, run_parts
 from tensorweave.distributed.protocol import service_pb2 as pb
+from tensorweave.distributed.session_close import close_later
+from tensorweave.distributed.task_metrics import TaskMetrics
 from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
 from tensorweave.framework.device import (
@@ -206,7 +208,7 @@ class MasterSession:
             def done(resp: Any, tensors: Any, err: BaseException | None,
                      task: str = task) -> None:
                 if isinstance(err, (errors.UnavailableError, errors.DeadlineExceededError)):
-                    self._close_later(task)  # cut off or frozen: tried again meanwhile
+                    close_later(self.master, self.handle, task)  # cut off or frozen: retried
                 elif err is not None:  # the task may already be gone
                     log.debug("closing session %s on %s failed: %s", self.handle, task, err)
                 with self._running_lock:
@@ -221,29 +223,6 @@ class MasterSession:
         if tasks and not all_done.wait(CLOSE_WAIT_S):
             log.info("Session %s closed without an answer from every task within %gs.",
                      self.handle, CLOSE_WAIT_S)
-
-    def _close_later(self, task: str) -> None:
-        """Sends a close that did not get through (the task cut off, or frozen) again in
-        the background, for as long as a wait for the cluster lasts: a ps at the job's
-        end keeps serving while sessions are open on it, so one left open by a worker
-        that re-created its session after a cut would hold it until declared gone."""
-        pending = (task, self.handle)
-        stopping = self.master.stopping
-        self.master.pending_closes.add(pending)
-
-        def retry() -> None:
-            wait = Wait(f"to close session {self.handle} on {task}", cluster_wait_secs(),
-                        backoff=Backoff(first=0.5, cap=1.0))
-            try:
-                while not wait.pause(event=stopping):
-                    if self.master.close_on(task, self.handle, timeout=5.0):
-                        return
-            except Exception as e:  # noqa: BLE001 - the give-up: the task is gone
-                log.debug("closing session %s on %s: %s", self.handle, task, e)
-            finally:
-                if not stopping.is_set():  # else shutdown() makes the last try
-                    self.master.pending_closes.discard(pending)
-        threading.Thread(target=retry, daemon=True, name="close-session-retry").start()
 
 
 class MasterService:
@@ -265,6 +244,9 @@ class MasterService:
         self._lock = threading.Lock()
         self.stopping = threading.Event()  # set by shutdown(): background retries end
         self.pending_closes: set[tuple[str, str]] = set()  # (task, handle) being retried
+        # The task's metrics (task_metrics.py): its worker's, else a master's own.
+        self.metrics: TaskMetrics = getattr(local_worker, "metrics", None) or \
+            TaskMetrics(self.task)
 
     def placer(self, config: ConfigProto, filters: list[DeviceSpec] | None = None) -> Placer:
         return Placer(self.tasks, self.job, self.task_index, config.allow_soft_placement,
@@ -357,7 +339,8 @@ class MasterService:
 
     def run_step(self, req: pb.RunStepRequest, tensors: Tensors = ()
                  ) -> tuple[pb.RunStepResponse, Tensors]:
-        return self._session(req.session_handle).run(req, list(tensors))
+        steps = self.metrics.session(req.session_handle)  # counts and times the step
+        return steps.timed(self._session(req.session_handle).run, req, list(tensors))
 
     def close_session(self, req: pb.CloseSessionRequest, tensors: Tensors = ()
                       ) -> tuple[pb.CloseSessionResponse, Tensors]:
@@ -365,7 +348,13 @@ class MasterService:
             sess = self._sessions.pop(req.session_handle, None)
         if sess is not None:
             sess.close()
+            self.metrics.session_closed(req.session_handle)
         return pb.CloseSessionResponse(), []
+
+    def session_handles(self) -> list[str]:
+        """The handles of the client sessions open on this master."""
+        with self._lock:
+            return sorted(self._sessions)
 
     def list_devices(self, req: pb.ListDevicesRequest, tensors: Tensors = ()
                      ) -> tuple[pb.ListDevicesResponse, Tensors]:

@@ -18,6 +18,7 @@ from tensorweave.distributed import peers
 from tensorweave.distributed.cluster import ClusterSpec
 from tensorweave.distributed.job import JobEndWatch, at_normal_exit, notify_job_done
 from tensorweave.distributed.master import MasterService
+from tensorweave.distributed.metered_peer import MeteredPeer
 from tensorweave.distributed.protocol.cluster_pb2 import ServerDef
 from tensorweave.distributed.protocol.methods import MASTER_SERVICE, WORKER_SERVICE
 from tensorweave.distributed import replica, replica_store
@@ -159,6 +160,8 @@ class Server:
         tasks = {j: self._cluster.task_indices(j) for j in self._cluster.jobs}
         self.master = MasterService(tasks, job, index, self.peer,
                                     self._server_def.default_session_config, self.worker)
+        self.metrics = self.worker.metrics  # GET /metrics on the task port (docs/metrics.md)
+        self.metrics.watch(self.worker, self.master)
         # A ps serves workers that start late (a serving worker has no one to wait for);
         # not the chief, whose end is what ended the job.
         trainers: tuple[str, ...] = ()
@@ -300,8 +303,10 @@ class Server:
                 else:
                     address = self._standby.get(task) or \
                         self._cluster.task_address(*parse_task_name(task))
-                    client = peers.connect(address, task, WORKER_SERVICE,
-                                           self._credentials, protocol=self.protocol)
+                    client = MeteredPeer(peers.connect(address, task, WORKER_SERVICE,
+                                                       self._credentials,
+                                                       protocol=self.protocol),
+                                         task, self.metrics)
                 self._peers[task] = client
             return client
 

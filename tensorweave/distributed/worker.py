@@ -19,6 +19,7 @@ import tensorweave.runtime.sendrecv_ops  # noqa: F401 - registers _Send/_Recv fo
 from tensorweave.distributed.job import incarnation_of, owner_of
 from tensorweave.distributed.protocol import service_pb2 as pb
 from tensorweave.distributed.replica_store import ReplicaStore
+from tensorweave.distributed.task_metrics import TaskMetrics
 from tensorweave.distributed.transport.base import Peer
 from tensorweave.framework import errors
 from tensorweave.framework.device import task_device
@@ -72,6 +73,7 @@ class WorkerService:
         self.rendezvous = LocalRendezvous()
         self.peer = peer
         self.incarnation = random.getrandbits(63)
+        self.metrics = TaskMetrics(task)  # GET /metrics on the task port (task_metrics.py)
         self._lock = threading.Lock()
         self._graphs: dict[str, _Registered] = {}
         self._isolated: dict[str, DeviceContext] = {}
@@ -235,6 +237,7 @@ class WorkerService:
 
     def deliver(self, step_id: int, items: list[tuple[str, Any]]) -> None:
         """Tensors other tasks' _Sends pushed here, for this task's _Recvs."""
+        self.metrics.delivered(items)
         self.rendezvous.send_many(step_id, items)
 
     def push_tensors(self, req: pb.PushTensorsRequest, tensors: Tensors = ()

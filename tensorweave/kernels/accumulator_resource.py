@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -58,6 +59,10 @@ class AccumulatorBase(WaitingResource):
         self.count = 0
         self._takes: list[Attempt] = []
         self.roster = ReplicaRoster(absent)  # who trains: how many gradients a take needs
+        # The sync barrier, for the task's metrics: since when the first waiting take
+        # waits, and [takes served, seconds they waited] (`barrier`).
+        self._waiting_since = 0.0
+        self.barrier_waits = [0, 0.0]
 
     def snapshot(self) -> np.ndarray:
         return np.array([b"", self.name.encode()], dtype=object)
@@ -118,6 +123,18 @@ class AccumulatorBase(WaitingResource):
         with self.lock:
             return self.roster.gone()
 
+    def barrier(self) -> tuple[float | None, list[str]]:
+        """The sync barrier now: seconds the waiting take has waited (None: no take
+        waits) and the replicas it waits for (named ones that are not gone and sent no
+        gradient for the current global step)."""
+        with self.lock:
+            if not self._takes:
+                return None, []
+            waited = time.monotonic() - self._waiting_since
+            names, steps, _idle, gone = self.roster.status()
+            step = self.global_step
+        return waited, [n for n, s, g in zip(names, steps, gone) if n and not g and s < step]
+
     def close_on_reset(self) -> None:
         self.cancel_all(errors.CancelledError(
             None, None, f"{self.type_name} '{self.name}' was destroyed (its session was closed "
@@ -128,6 +145,8 @@ class AccumulatorBase(WaitingResource):
         return [self._takes]
 
     def _start(self, attempt: Attempt, later: Later) -> None:
+        if not self._takes:
+            self._waiting_since = time.monotonic()
         attempt.state = PENDING
         self._takes.append(attempt)
         self._serve(later)
@@ -136,6 +155,10 @@ class AccumulatorBase(WaitingResource):
         # payload: (num_required, tokens_per_step or None, floor); see replica_roster.py
         while self._takes and self.count >= self.roster.need(*self._takes[0].payload):
             head = self._takes.pop(0)
+            now = time.monotonic()
+            self.barrier_waits[0] += 1
+            self.barrier_waits[1] += now - self._waiting_since
+            self._waiting_since = now  # the next take's wait starts now
             result = self._extract()
             self.global_step += 1
             self.count = 0

@@ -160,18 +160,28 @@ class StepRendezvous:
 
 
 _recv_tasks: dict[str, str] = {}
+_send_tasks: dict[str, str] = {}
 
 
 def recv_task(key: str) -> str:
     """The task of a rendezvous key's receiving device (cached: keys repeat every step)."""
-    task = _recv_tasks.get(key)
+    return _key_task(key, 1, _recv_tasks)
+
+
+def send_task(key: str) -> str:
+    """The task of a rendezvous key's sending device (cached, as `recv_task`)."""
+    return _key_task(key, 0, _send_tasks)
+
+
+def _key_task(key: str, index: int, cache: dict[str, str]) -> str:
+    task = cache.get(key)
     if task is None:
-        recv_device = key.split(";", 2)[1]
+        device = key.split(";", 2)[index]
         try:
-            task = device_task(recv_device)
+            task = device_task(device)
         except ValueError:  # a device of no task (an in-process session's): itself
-            task = recv_device
-        _recv_tasks[key] = task
-        if len(_recv_tasks) > 100_000:
-            _recv_tasks.clear()
+            task = device
+        cache[key] = task
+        if len(cache) > 100_000:
+            cache.clear()
     return task

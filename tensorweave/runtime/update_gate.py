@@ -94,6 +94,27 @@ class UpdateGate:
         self._paused_at = 0.0
         self._contended_fails = 0   # contended pauses given up in a row (sets the window)
         self.updates = 0  # steps that took a hold: a copy taken at the same count is current
+        # Per variable (or table) name: [updates, bytes of the variable updated], for the
+        # task's metrics (distributed/task_metrics.py reads it at scrape time).
+        self.variable_updates: dict[str, list[int]] = {}
+        self._count_lock = threading.Lock()
+
+    def count_update(self, resource: Any) -> None:
+        """Counts one update of `resource` (a dense update's bytes: its value's size)."""
+        name = getattr(resource, "name", "")
+        nbytes = getattr(getattr(resource, "value", None), "nbytes", 0)
+        with self._count_lock:
+            counts = self.variable_updates.get(name)
+            if counts is None:
+                self.variable_updates[name] = [1, nbytes]
+            else:
+                counts[0] += 1
+                counts[1] += nbytes
+
+    def update_counts(self) -> dict[str, tuple[int, int]]:
+        """Per variable name: (updates, bytes) so far (a copy)."""
+        with self._count_lock:
+            return {name: (c[0], c[1]) for name, c in self.variable_updates.items()}
 
     # ---- shared side (updates) -----------------------------------------------------
     def acquire_shared(self, token: int) -> bool:
@@ -240,16 +261,18 @@ def gated_update(resource: Any) -> "_GatedUpdate":
 class _GatedUpdate:
     """`gated_update`'s context manager (a class: update kernels enter one per call)."""
 
-    __slots__ = ("_resource", "_release")
+    __slots__ = ("_resource", "_release", "_gate")
 
     def __init__(self, resource: Any) -> None:
         self._resource = resource
         self._release: tuple[UpdateGate, int] | None = None
+        self._gate: UpdateGate | None = None
 
     def __enter__(self) -> None:
         gate = _VAR_GATE.get(id(self._resource))
         if gate is None:
             return
+        self._gate = gate
         ref = getattr(_tls, "step", None)
         step = ref() if ref is not None else None
         if step is None:
@@ -260,6 +283,8 @@ class _GatedUpdate:
             _hold_for_step(gate, step)
 
     def __exit__(self, *exc: Any) -> None:
+        if self._gate is not None:  # counted after: a first assign's value exists now
+            self._gate.count_update(self._resource)
         if self._release is not None:
             gate, token = self._release
             self._release = None

@@ -113,6 +113,12 @@ class Credentials:
         """Constant-time comparison of a peer's digest with ours."""
         return hmac.compare_digest(digest, self.digest)
 
+    def bearer_matches(self, token: bytes) -> bool:
+        """Whether `token`, sent as it is (an HTTP `Authorization: Bearer` header: a
+        Prometheus scrape), is the cluster's; compared as digests, in constant time."""
+        return bool(self.token) and self.token_matches(
+            hashlib.sha256(_DIGEST_SALT + token).digest())
+
     def __repr__(self) -> str:  # never the key or the token (logs, tracebacks)
         return f"Credentials({self.describe()}, server_name={self.server_name!r})"
 

@@ -31,12 +31,13 @@ import selectors
 import socket
 import threading
 import time
+import weakref
 from typing import Any, Callable
 
 from tensorweave.distributed.transport import limits, sidechannel
 from tensorweave.runtime.threads import DaemonPool
 
-__all__ = ["BLOCKING_THREADS", "Counts", "Reactor", "Ticket", "blocking", "get",
+__all__ = ["BLOCKING_THREADS", "Counts", "Reactor", "Ticket", "blocking", "counts_of", "get",
            "raise_fd_limit"]
 
 log = logging.getLogger("tensorweave.transport.reactor")
@@ -216,10 +217,12 @@ class Counts:
         >>> ticket.identified(); ticket.release()
     """
 
-    def __init__(self, task: str) -> None:
-        self.task = task
+    def __init__(self, task: str, kind: str = "") -> None:
+        self.task, self.kind = task, kind  # kind: "tcp" (the task port), "unix"
         self.lock = threading.Lock()
         self.open = self.half_open = 0
+        with _init_lock:
+            _all_counts.add(self)
 
     def admit(self, peer: str) -> Ticket | None:
         """A ticket for a new connection from `peer`, or None (logged) over a cap."""
@@ -239,6 +242,8 @@ class Counts:
 
 
 _reactor: Reactor | None = None
+# Every listener's counts while it lives, for the task's metrics (`counts_of`).
+_all_counts: weakref.WeakSet[Counts] = weakref.WeakSet()
 _pools: dict[str, DaemonPool] = {}
 _init_lock = threading.Lock()
 
@@ -252,6 +257,12 @@ def get() -> Reactor:
                 raise_fd_limit()
                 _reactor = Reactor()
     return _reactor
+
+
+def counts_of(task: str) -> list[Counts]:
+    """The connection counts of `task`'s listeners (a task's metrics read them)."""
+    with _init_lock:
+        return [c for c in _all_counts if c.task == task]
 
 
 def blocking(kind: str = "handshake") -> DaemonPool:

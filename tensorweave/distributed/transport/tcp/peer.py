@@ -101,8 +101,10 @@ class GrpcListener:
         try:
             if credentials.tls:  # plain gRPC clients are told UNAUTHENTICATED by it
                 self._refusal = RefusalServer(refusal_socket, name)
+            metrics = getattr(host, "metrics", None)  # a Server's TaskMetrics (GET /metrics)
             self._front = SharedPort(bind_address, grpc_socket, self._offers, credentials,
-                                     name, refusal_socket, peer_filter)
+                                     name, refusal_socket, peer_filter,
+                                     metrics.render if metrics is not None else None)
         except ValueError:
             self._server.stop(None)
             if self._refusal is not None:

@@ -11,8 +11,9 @@ as the sorting does: an idle or silent connection costs no thread
 loopback (~60 us through the port against ~40 us with a thread per direction),
 against a network round trip between machines.
 
-So a firewall or a Kubernetes NetworkPolicy opens one port per task, and big
-tensors still move at raw-socket speed.
+A Prometheus scrape starts with an HTTP/1.1 request line ("GET /metrics") and is
+answered here too (http_metrics.py), so a NetworkPolicy opens one port per task,
+and big tensors still move at raw-socket speed.
 
 With credentials (credentials.py) the port is also where connections prove
 themselves: with TLS it terminates TLS (a TLS record starts with 0x16), then
@@ -35,10 +36,11 @@ import socket
 import ssl
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from tensorweave.base.address import parse_host_port
-from tensorweave.distributed.transport.tcp import bulk, bulk_auth, grpc_auth, outbound
+from tensorweave.distributed.transport.tcp import (bulk, bulk_auth, grpc_auth, http_metrics,
+                                                   outbound)
 from tensorweave.distributed.transport.tcp.relay import Relay
 from tensorweave.distributed.transport import admission, limits, reactor, sidechannel
 from tensorweave.distributed.transport.credentials import NONE, Credentials
@@ -77,6 +79,8 @@ class SharedPort:
         refusal_socket: with TLS, the abstract socket of the server that refuses
             plain gRPC calls (grpc_auth.RefusalServer).
         peer_filter: the addresses that may connect (admission.py; None: any).
+        metrics: renders the task's metrics for `GET /metrics` (http_metrics.py; None:
+            404).
 
     Raises:
         ValueError: when the address cannot be bound (port in use, foreign host).
@@ -85,8 +89,10 @@ class SharedPort:
     def __init__(self, bind_address: str, grpc_socket: str, offers: bulk.BulkOffers,
                  credentials: Credentials = NONE, task: str = "",
                  refusal_socket: str = "",
-                 peer_filter: admission.PeerFilter | None = None) -> None:
+                 peer_filter: admission.PeerFilter | None = None,
+                 metrics: Callable[[], str] | None = None) -> None:
         host, port = parse_host_port(bind_address)
+        self._metrics = metrics
         self._peer_filter = peer_filter
         self._grpc_socket = "\0" + grpc_socket
         self._creds, self._task = credentials, task or bind_address
@@ -96,7 +102,7 @@ class SharedPort:
         self._lock = threading.Lock()
         self._open: set[Any] = set()   # every socket this port holds, to close at stop
         self._relays: set[Relay] = set()
-        self._counts = reactor.Counts(self._task)
+        self._counts = reactor.Counts(self._task, "tcp")
         self._loop = reactor.get()
         try:
             self._listener = _listen(host, port)
@@ -199,6 +205,8 @@ class SharedPort:
         head = bytes(p.head)
         if head in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC) and not self._creds.tls:
             reactor.blocking().submit(self._start_bulk, p, head)
+        elif http_metrics.is_http(head) and not self._creds.tls:
+            reactor.blocking().submit(self._serve_http, p, head)
         elif self._creds.tls and head.startswith(_HTTP2):
             sidechannel.log_refused(self._task, p.peer, "plain gRPC without TLS")
             self._relay(p, self._refusal_socket)  # told UNAUTHENTICATED by the refuser
@@ -315,6 +323,12 @@ class SharedPort:
         else:
             self._close(p.conn, p.ticket)
 
+    def _serve_http(self, p: _Pending, head: bytes) -> None:
+        """A scrape (`GET /metrics`): one request, answered, then closed."""
+        p.ticket.identified()
+        http_metrics.serve(p.conn, head, self._creds, self._task, p.peer, self._metrics)
+        self._close(p.conn, p.ticket)
+
     def _bulk_pull(self, conn: socket.socket, ticket: reactor.Ticket) -> None:
         """Serves the one pull whose token has started to arrive, then parks again."""
         conn.settimeout(limits.handshake_timeout_secs())  # the token's 16 bytes come at once
@@ -334,6 +348,9 @@ class SharedPort:
             head = bytearray(len(bulk.MAGIC))
             bulk.recv_exactly_into(tls, memoryview(head))  # within the handshake's timeout
             p.ticket.identified()
+            if http_metrics.is_http(bytes(head)):
+                self._serve_http(p, bytes(head))
+                return
             if bytes(head) in (bulk.MAGIC, bulk_auth.BULK_TOKEN_MAGIC):
                 if not bulk_auth.check_bulk(tls, bytes(head), self._creds, self._task,
                                             p.peer):

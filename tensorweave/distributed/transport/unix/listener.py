@@ -74,7 +74,7 @@ class UnixListener:
         self._lock = threading.Lock()
         self._runners = _Runners(f"tw-serve-{address}")
         self._stopped = False
-        self._counts = reactor.Counts(self._task)
+        self._counts = reactor.Counts(self._task, "unix")
         self._loop = reactor.get()
         self._loop.run_sync(lambda: self._loop.watch(self._sock, _READ, self._accept))
 
