@@ -121,3 +121,27 @@ def test_random_ops_have_no_gradient_but_mean_and_stddev_do():
     for op_type in ("RandomStandardNormal", "TruncatedNormal", "RandomUniform",
                     "RandomUniformInt", "RandomShuffle"):
         assert get_op_def(op_type).not_differentiable and get_op_def(op_type).stateful
+
+
+def test_chunked_draws_give_the_values_of_one_draw(monkeypatch):
+    # Big random tensors are drawn a chunk at a time (no float64 temporary of the whole
+    # tensor); the values must be those one float64 draw gives, cast: the same seeds keep
+    # giving the same initial models.
+    import numpy as np
+    from tensorweave.ops.random import random_ops as r
+    monkeypatch.setattr(r, "_CHUNK", 1000)
+
+    def one_draw_truncated(rng, dims):
+        out = rng.standard_normal(dims)
+        bad = np.abs(out) > 2.0
+        while bad.any():
+            out[bad] = rng.standard_normal(int(bad.sum()))
+            bad = np.abs(out) > 2.0
+        return out
+    for dims in ([7], [2500, 3], [0]):
+        for dt in (np.float32, np.float64, np.float16):
+            want = one_draw_truncated(np.random.default_rng(5), dims).astype(dt)
+            got = r._truncated(np.random.default_rng(5), dims, dt)
+            assert got.dtype == dt and np.array_equal(got, want)
+            want = np.random.default_rng(6).random(dims).astype(dt)
+            assert np.array_equal(r._chunked(np.random.default_rng(6).random, dims, dt), want)
