@@ -34,6 +34,13 @@ replace its failed pod), and the TFJob's runPolicy.backoffLimit, which counts
 the whole job's restarts: `max_restarts` for each task that may restart.
 Without `restart`, `restart_policy` applies to every role as before.
 
+Prometheus: every pod template of a task that serves the task port (not the
+evaluator, which runs no server) carries the conventional annotations
+``prometheus.io/scrape``, ``prometheus.io/port`` and ``prometheus.io/path`` (the
+task answers ``GET /metrics`` on its one port, docs/metrics.md), so a Prometheus
+that discovers pods by them finds every task; `prometheus=False` leaves them out.
+The port still demands the cluster token: docs/kubernetes.md shows the scrape config.
+
 Example:
     >>> docs = build_manifests(ManifestOptions(ps=1, workers=2, image="me/train:1",
     ...                                        command=["python", "trainer.py"]))
@@ -79,6 +86,7 @@ class ManifestOptions:
     restart: dict[str, str] | None = None  # launch's --restart, see the module docstring
     max_restarts: int | None = None  # default: 3 with `restart`, else Kubernetes' 6
     ps_standby: int = 0  # plain only: tasks holding the ps tasks' replicas (launch's flag)
+    prometheus: bool = True  # annotate the task pods for Prometheus' pod discovery
 
     def counts(self) -> dict[str, int]:
         """Tasks per role, only roles that have tasks, servers first."""
@@ -203,6 +211,25 @@ def _labels(options: ManifestOptions, role: str) -> dict[str, str]:
             "app.kubernetes.io/component": role}
 
 
+def _pod_metadata(options: ManifestOptions, role: str,
+                  labels: dict[str, str]) -> dict[str, Any]:
+    """A pod template's metadata: its labels and, for a task that serves the task port,
+    the annotations Prometheus' conventional pod discovery reads.
+
+    Example:
+        >>> _pod_metadata(ManifestOptions(1, 1, "img", ["x"]), "ps", {})["annotations"]
+        {'prometheus.io/scrape': 'true', 'prometheus.io/port': '2222', \
+'prometheus.io/path': '/metrics'}
+    """
+    metadata: dict[str, Any] = {"labels": labels}
+    # The evaluator runs no server: an annotation there would be a target always down.
+    if options.prometheus and role != "evaluator":
+        metadata["annotations"] = {"prometheus.io/scrape": "true",
+                                   "prometheus.io/port": str(options.port),
+                                   "prometheus.io/path": "/metrics"}
+    return metadata
+
+
 def _tfjob(options: ManifestOptions) -> dict[str, Any]:
     specs = {}
     roles = dict(options.counts(), **({"evaluator": 1} if options.evaluator else {}))
@@ -210,7 +237,7 @@ def _tfjob(options: ManifestOptions) -> dict[str, Any]:
         specs[_TFJOB_ROLES[role]] = {
             "replicas": replicas,
             "restartPolicy": _restart_policy(options, role, job_pod=False),
-            "template": {"metadata": {"labels": _labels(options, role)},
+            "template": {"metadata": _pod_metadata(options, role, _labels(options, role)),
                          "spec": {"containers": [
                              _container(options, options.command[1:], {})]}},
         }
@@ -252,7 +279,7 @@ def _task_job(options: ManifestOptions, role: str, index: int) -> dict[str, Any]
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": options.namespace, "labels": labels},
             "spec": {"backoffLimit": _backoff_limit(options, role), "template": {
-                "metadata": {"labels": labels},
+                "metadata": _pod_metadata(options, role, labels),
                 "spec": {"hostname": name, "subdomain": f"{options.name}-{_label(role)}",
                          "restartPolicy": _restart_policy(options, role, job_pod=True),
                          "containers": [_container(options, args, env, command)]},
@@ -269,7 +296,7 @@ def _evaluator_job(options: ManifestOptions) -> dict[str, Any]:
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": options.namespace, "labels": labels},
             "spec": {"backoffLimit": _backoff_limit(options, "evaluator"), "template": {
-                "metadata": {"labels": labels},
+                "metadata": _pod_metadata(options, "evaluator", labels),
                 "spec": {"restartPolicy": _restart_policy(options, "evaluator", job_pod=True),
                          "containers": [_container(options, list(options.command[1:]),
                                                    env)]},

@@ -109,3 +109,47 @@ def test_stdout_output(capsys):
     assert (secret["kind"], doc["kind"]) == ("Secret", "TFJob")  # its token, then the job
     assert dns_address(ManifestOptions(1, 1, "img", ["x"], name="a"), "worker", 3) == \
         "a-worker-3.a-worker.default.svc.cluster.local:2222"
+
+
+PROMETHEUS = {"prometheus.io/scrape": "true", "prometheus.io/port": "3333",
+              "prometheus.io/path": "/metrics"}
+
+
+def _pod_templates(docs: list[dict]) -> dict[str, dict]:
+    """Role -> pod template, from the TFJob's replica specs and the plain Jobs."""
+    templates = {}
+    for doc in docs:
+        if doc["kind"] == "TFJob":
+            for spec in doc["spec"]["tfReplicaSpecs"].values():
+                template = spec["template"]
+                templates["tfjob-" + template["metadata"]["labels"][
+                    "app.kubernetes.io/component"]] = template
+        elif doc["kind"] == "Job":
+            templates[doc["metadata"]["name"]] = doc["spec"]["template"]
+    return templates
+
+
+def test_task_pods_are_annotated_for_prometheus(tmp_path):
+    """Issue 36: Prometheus' pod discovery finds every task that serves /metrics on its
+    port, in both designs; the evaluator, which runs no server, is left out."""
+    docs = _manifest(tmp_path, "--kind", "both", "--chief", "--evaluator", "--port", "3333")
+    templates = _pod_templates(docs)
+    assert set(templates) == {
+        "tfjob-ps", "tfjob-chief", "tfjob-worker", "tfjob-evaluator", "tensorweave-ps-0",
+        "tensorweave-chief-0", "tensorweave-worker-0", "tensorweave-worker-1",
+        "tensorweave-evaluator-0"}
+    for name, template in templates.items():
+        annotations = template["metadata"].get("annotations")
+        assert annotations == (None if "evaluator" in name else PROMETHEUS), name
+        # The annotated port is the one the container serves.
+        if annotations:
+            assert _container(template)["ports"][0]["containerPort"] == 3333
+
+
+def test_ps_standby_is_annotated_and_no_prometheus_turns_it_off(tmp_path):
+    docs = _manifest(tmp_path, "--kind", "plain", "--ps-standby", "1", "--port", "3333")
+    assert _pod_templates(docs)["tensorweave-ps-standby-0"]["metadata"][
+        "annotations"] == PROMETHEUS
+    for template in _pod_templates(_manifest(tmp_path, "--kind", "both",
+                                             "--no-prometheus")).values():
+        assert "annotations" not in template["metadata"]
