@@ -1,4 +1,4 @@
-"""The `tensorweave` command: `launch`, `scale`, `server` and `manifest` subcommands.
+"""The `tensorweave` command: `launch`, `scale`, `server`, `manifest` and `dashboard`.
 
 Example:
     $ tensorweave launch --ps 1 --workers 2 --pass-flags -- python examples/trainer.py
@@ -7,6 +7,7 @@ Example:
     $ tensorweave launch --tls --pass-flags -- python examples/trainer.py   # mutual TLS
     $ tensorweave launch --workers 1 --max-workers 3 --logdir /tmp/run -- python t.py
     $ tensorweave scale /tmp/run --workers 3
+    $ tensorweave dashboard --cluster '{"ps": ["h0:2222"], "worker": ["h1:2222"]}'
 """
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ def _launch_parser(sub: argparse._SubParsersAction) -> None:
                         "(default 5)")
     p.add_argument("--no-progress", action="store_true", help="do not show the progress line")
     _restart_arguments(p)
+    from tensorweave.launch.dashboard.entry import add_launch_flags
+    add_launch_flags(p)
     p.set_defaults(run=_run_launch, takes_command=True)
 
 
@@ -195,12 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tensorweave", description="Run tensorweave (TF 1.x) programs as clusters.")
     sub = parser.add_subparsers(dest="subcommand",
-                                metavar="{launch,scale,server,manifest,certs}")
+                                metavar="{launch,scale,server,manifest,dashboard,certs}")
     sub.required = True
     _launch_parser(sub)
     _scale_parser(sub)
     _server_parser(sub)
     _manifest_parser(sub)
+    from tensorweave.launch.dashboard.entry import add_dashboard_parser
+    add_dashboard_parser(sub)
     _credential_flags(sub)
     return parser
 
@@ -211,6 +216,7 @@ def _credential_flags(sub: argparse._SubParsersAction) -> None:
 
     credentials.add_launch_flags(sub.choices["launch"])
     credentials.add_server_flags(sub.choices["server"])
+    credentials.add_server_flags(sub.choices["dashboard"])  # the token and TLS to scrape with
     credentials.add_manifest_flags(sub.choices["manifest"])
     credentials.add_certs_parser(sub)
     from tensorweave.launch.file_flags import add_allow_dir_flag, add_allow_from_flag
@@ -229,6 +235,7 @@ def _run_launch(args: argparse.Namespace, command: list[str]) -> int:
         logdir=args.logdir, timeout=args.timeout, ps_grace=args.ps_grace,
         kill_grace=args.kill_grace, keep_going=args.keep_going,
         progress_interval=args.progress_interval, progress=not args.no_progress,
+        dashboard=args.dashboard, dashboard_host=args.dashboard_host,
         restart=RestartPolicy(args.restart, max_restarts=args.max_restarts,
                               backoff=args.restart_backoff,
                               backoff_max=args.restart_backoff_max))

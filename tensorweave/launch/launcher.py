@@ -41,6 +41,7 @@ import time
 from typing import TextIO
 
 from tensorweave.base import knobs
+from tensorweave.launch.dashboard import Dashboard
 from tensorweave.launch.elastic import ElasticWorkers
 from tensorweave.launch.launcher_io import LauncherIO
 from tensorweave.launch.options import LaunchOptions as LaunchOptions  # its home
@@ -109,6 +110,7 @@ class Launcher(LauncherIO):
         self._signal: int | None = None
         self.verdict = JobVerdict(elastic=elastic)
         self.elastic: ElasticWorkers | None = None  # made when the job starts
+        self.dashboard: Dashboard | None = None  # with --dashboard, made when the job starts
         self._color = self.out.isatty() and os.environ.get("NO_COLOR") is None
 
     # ----- public ---------------------------------------------------------------
@@ -120,6 +122,7 @@ class Launcher(LauncherIO):
         """
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
+            self._open_dashboard()
             code = self._start_all()
             if code is None:
                 code = self._supervise()
@@ -127,6 +130,8 @@ class Launcher(LauncherIO):
         finally:
             if self.elastic is not None:
                 self.elastic.close()
+            if self.dashboard is not None:
+                self.dashboard.close()
             self._kill_everything()
             if self.options.progress:
                 self.display.finish()
@@ -134,6 +139,16 @@ class Launcher(LauncherIO):
                 signal.signal(s, handler)
 
     # ----- starting -----------------------------------------------------------------
+
+    def _open_dashboard(self) -> None:
+        """--dashboard: serves the job's page (launch/dashboard/) before any task starts,
+        so that every launcher message after this is an event on it."""
+        if self.options.dashboard is None:
+            return
+        from tensorweave.launch.dashboard.entry import launch_dashboard
+        self.dashboard = launch_dashboard(self, self.options.dashboard,
+                                          self.options.dashboard_host)
+        self._say(f"dashboard at {self.dashboard.url}")
 
     def _start_all(self) -> int | None:
         if self.options.logdir:

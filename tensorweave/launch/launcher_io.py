@@ -20,6 +20,7 @@ from tensorweave.launch.process import TaskProcess, describe_exit
 from tensorweave.launch.progress import ProgressDisplay, ProgressTracker
 
 if TYPE_CHECKING:
+    from tensorweave.launch.dashboard import Dashboard
     from tensorweave.distributed.topology import Topology
     from tensorweave.launch.options import LaunchOptions
 
@@ -41,6 +42,7 @@ class LauncherIO:
     _events: queue.Queue
     _signal: int | None
     _color: bool
+    dashboard: Dashboard | None
 
     # ----- output -----------------------------------------------------------------
 
@@ -82,6 +84,9 @@ class LauncherIO:
         self.display.clear()
         self.err.write(f"tensorweave launch: {message}\n")
         self.err.flush()
+        dashboard = getattr(self, "dashboard", None)  # set by Launcher.__init__
+        if dashboard is not None:  # restarts, failures, leavers: the page's events
+            dashboard.collector.say(message)
 
     # ----- stopping -----------------------------------------------------------------
 

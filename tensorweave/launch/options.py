@@ -37,3 +37,5 @@ class LaunchOptions:
     restart: RestartPolicy = field(default_factory=RestartPolicy)  # see launch/restart.py
     ps_standby: int = 0  # bare servers holding the ps replicas (Topology.standby_env)
     max_workers: int | None = None  # worker slots of an elastic job (launch/elastic.py)
+    dashboard: int | None = None  # --dashboard's port (0: a free one); None: no dashboard
+    dashboard_host: str = "127.0.0.1"
