@@ -3,7 +3,8 @@ under `tensorweave launch --dashboard --restart ps=on-failure`; headless Chromiu
 (Debian's `chromium` package) loads the page, which names every task and shows the global
 step rising; `tensorweave dashboard --cluster ... --auth-token-file ...` serves the same
 cluster on its own; the ps is killed with SIGKILL and its restart shows as an event on
-both. A screenshot of the page is saved (the README's picture comes from this test's).
+both. A screenshot of the page is saved in the test's temporary directory (the README's
+picture, docs/dashboard.png, is of a longer sync job: docs/dashboard.md says how it was made).
 
 Without Chromium the test is skipped, saying how to install it (`apt-get install
 chromium`). The dashboard's parts without a job: tests/launch/test_dashboard_units.py."""

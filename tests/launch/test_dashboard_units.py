@@ -44,7 +44,9 @@ def _worker(steps: int, peer_bytes: int) -> str:
     return "\n".join([
         f"tensorweave_steps_total {steps}",
         f'tensorweave_peer_sent_bytes_total{{peer="{PS}"}} {peer_bytes}',
-        f'tensorweave_peer_received_bytes_total{{peer="{PS}"}} {peer_bytes}', ""])
+        f'tensorweave_peer_received_bytes_total{{peer="{PS}"}} {peer_bytes}',
+        # sync training's local step lives on the worker: not a ps's load
+        f'tensorweave_variable_update_bytes_total{{variable="local_step"}} {8 * steps}', ""])
 
 
 def test_parse_exposition_reads_labels_escapes_and_special_values():
@@ -77,7 +79,7 @@ def test_view_rates_links_hot_variables_stragglers_and_sync_waits():
     # worker 0 saw 2 x 500 x 100 bytes in 2 s; the ps' own count (1000 x 200 / 2) is less
     links = {(link["a"], link["b"]): link["bytes_per_s"] for link in view["links"]}
     assert links[("ps 0", "worker 0")] == 100_000.0 and links[("ps 0", "worker 1")] == 10_000.0
-    (ps,) = view["ps"]
+    (ps,) = view["ps"]  # the workers' local_step is theirs, not placement's
     assert [v["variable"] for v in ps["hottest"]] == ["w", "b", "global_step"]
     assert ps["hottest"][0]["bytes_per_s"] == 400_000.0 and ps["updates_per_s"] == 300.0
     assert view["global_step_updates_per_s"] == 100.0

@@ -173,7 +173,8 @@ def cluster_view(addresses: dict[str, str], samples: dict[str, tuple[Sample | No
     median = _mark_stragglers(rows)
     ps, sync = [], []
     for n, (before, now) in samples.items():
-        load = _ps_load(n, before, now)
+        # ps tasks only: a worker's own variables (sync's local step) are not placement
+        load = _ps_load(n, before, now) if n.startswith("ps ") else None
         if load is not None:
             ps.append(load)
         sync.extend(_sync_waits(n, now))

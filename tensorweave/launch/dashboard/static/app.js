@@ -68,8 +68,12 @@ function drawCluster(c) {
     const w = 1 + 7 * Math.log10(1 + l.bytes_per_s) / Math.log10(1 + top);
     svg.append(el("line", { class: "link", x1: a.x, y1: a.y, x2: b.x, y2: b.y,
       "stroke-width": w.toFixed(1) }));
-    const mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
-    svg.append(el("text", { x: mx + 6, y: my, class: "dim" }, fmtBytes(l.bytes_per_s) + "/s"));
+    // Labels a third of the way from the upper end: crossing links' midpoints coincide.
+    const [u, v] = a.y <= b.y ? [a, b] : [b, a];
+    const f = u.y === v.y ? 0.5 : 0.3;
+    const mx = u.x + f * (v.x - u.x), my = u.y + f * (v.y - u.y);
+    svg.append(el("text", { x: mx + 6, y: my + (u.y === v.y ? -4 : 0), class: "dim" },
+      fmtBytes(l.bytes_per_s) + "/s"));
   }
   for (const t of c.tasks) {
     const p = pos[t.name];
@@ -189,12 +193,22 @@ function drawPs(c) {
 }
 
 function drawSync(c) {
-  let html = "";
+  // One line per task and set of missing replicas: a step's accumulators wait together.
+  const groups = new Map();
   for (const s of c.sync) {
-    html += `<p><b>${esc(s.task)}</b> ${esc(s.accumulator)}: <span class="wait">waiting `
-      + `${fmtNum(s.waiting_s, 2)} s</span> for ${s.waiting_for.length
-        ? s.waiting_for.map(esc).join(", ") : "(replicas not named yet)"}`
-      + `${s.depth !== null && s.depth !== undefined ? " · " + s.depth + " gradients in" : ""}</p>`;
+    const key = s.task + "|" + s.waiting_for.join(",");
+    const g = groups.get(key) || { task: s.task, missing: s.waiting_for, accs: [], secs: 0 };
+    g.accs.push(s.accumulator);
+    g.secs = Math.max(g.secs, s.waiting_s);
+    groups.set(key, g);
+  }
+  let html = "";
+  for (const g of groups.values()) {
+    const accs = g.accs.slice(0, 2).map(esc).join(", ")
+      + (g.accs.length > 2 ? ` +${g.accs.length - 2}` : "");
+    html += `<p><b>${esc(g.task)}</b> <span class="wait">waits ${fmtNum(g.secs, 2)} s</span> for `
+      + `<b>${g.missing.length ? g.missing.map(esc).join(", ") : "(replicas not named yet)"}</b>`
+      + `<br><span class="note">${accs}</span></p>`;
   }
   document.getElementById("sync").innerHTML = html
     || '<p class="note">nothing waits (async training, or every gradient is in)</p>';
