@@ -14,6 +14,7 @@ import collections
 import functools
 import itertools
 import queue
+import threading
 import time
 from typing import Any, Callable
 
@@ -94,6 +95,8 @@ def _deref_as(mode: Any, value: Any) -> Any:
 
 
 _BORROW = "borrow"
+# Guards the lazy build of a callable's block plan (rare: once per callable).
+_PLAN_LOCK = threading.Lock()
 
 
 class _Node:
@@ -261,13 +264,17 @@ class Executor:
     def _run_blocks(self, feeds: list[Any], step: StepState) -> list[Any]:
         plan = getattr(self, "_blocks", None)
         if plan is None:
-            if not hasattr(self, "_succ"):
-                self._build_dataflow_tables()
-            ns = {"_deref": _deref, "_borrow": _borrow}
-            plan = BlockPlan(self._nodes, self._preds, ns, node_error, self._wait,
-                             self._fetched())
-            self._fetch_fn = plan.fetch_code([self._fetch_source(t) for t in self.fetches], ns)
-            self._blocks = plan
+            with _PLAN_LOCK:   # one thread builds; the others wait and reuse it
+                plan = getattr(self, "_blocks", None)
+                if plan is None:
+                    if not hasattr(self, "_succ"):
+                        self._build_dataflow_tables()
+                    ns = {"_deref": _deref, "_borrow": _borrow}
+                    plan = BlockPlan(self._nodes, self._preds, ns, node_error, self._wait,
+                                     self._fetched())
+                    self._fetch_fn = plan.fetch_code(
+                        [self._fetch_source(t) for t in self.fetches], ns)
+                    self._blocks = plan
         return self._fetch_fn(feeds, plan.run(feeds, step))
 
     def _run_dataflow(self, feeds: list[Any], step: StepState, stats: Any = None
@@ -354,18 +361,22 @@ class Executor:
                 ready.append(s)
 
     def _build_dataflow_tables(self) -> None:
+        # Built in locals and published last, `_succ` (what the callers test) after the
+        # others: threads running one callable (a queue runner's) may race to build them.
         index = {id(op): i for i, op in enumerate(self.ops)}
-        self._succ: list[list[int]] = [[] for _ in self.ops]
-        self._indeg: list[int] = []
-        self._preds: list[set[int]] = []
+        succ: list[list[int]] = [[] for _ in self.ops]
+        indeg: list[int] = []
+        preds_of: list[set[int]] = []
         fed = set(self.feeds)
         for i, op in enumerate(self.ops):
             preds = {index[id(t.op)] for t in op._inputs if t not in fed and id(t.op) in index}
             preds |= {index[id(c)] for c in op._control_inputs if id(c) in index}
-            self._preds.append(preds)
-            self._indeg.append(len(preds))
+            preds_of.append(preds)
+            indeg.append(len(preds))
             for p in preds:
-                self._succ[p].append(i)
+                succ[p].append(i)
+        self._preds, self._indeg = preds_of, indeg
+        self._succ = succ
 
 
 def _put(q: queue.SimpleQueue, i: int, result: Any) -> None:

@@ -79,3 +79,57 @@ def test_completion_from_another_thread_unblocks_its_block():
         timer.start()
         assert sess.run(y) == 5.0
         timer.join()
+
+
+def test_a_second_thread_never_sees_a_half_built_plan():
+    # Queue runners run one enqueue on several threads; the first runs build the step's
+    # plan lazily. Thread A is paused inside the tables' build at every line after
+    # `_succ` exists (where the old code published it first, then filled `_preds`), while
+    # thread B runs the same step: B must wait for A's plan, not build on half a table
+    # (an IndexError in BlockPlan._group, once in a whole-suite run).
+    import sys
+    import threading
+    import numpy as np
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3])
+        y = x
+        for _ in range(20):
+            y = tf.identity(y + 1.0)
+        queue = tf.FIFOQueue(10, [tf.float32], shapes=[[3]])
+        enqueue = queue.enqueue([y])
+        with tf.Session() as sess:
+            go, b_done = threading.Event(), threading.Event()
+            errors = []
+
+            def pause_mid_build(frame, event, arg):
+                if frame.f_code.co_name != "_build_dataflow_tables":
+                    return pause_mid_build
+                if event == "line" and hasattr(frame.f_locals.get("self"), "_succ") \
+                        and not go.is_set():
+                    go.set()
+                    b_done.wait(1.0)   # the fixed code's B waits for A: time out
+                return pause_mid_build
+
+            def a():
+                sys.settrace(pause_mid_build)
+                try:
+                    sess.run(enqueue, {x: np.ones(3, np.float32)})
+                finally:
+                    sys.settrace(None)
+                    go.set()
+
+            def b():
+                go.wait(5.0)
+                try:
+                    sess.run(enqueue, {x: np.ones(3, np.float32)})
+                except Exception as e:  # noqa: BLE001 - reported below
+                    errors.append(e)
+                finally:
+                    b_done.set()
+            threads = [threading.Thread(target=a), threading.Thread(target=b)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(10)
+            assert not errors, errors
+            assert sess.run(queue.size()) == 2
