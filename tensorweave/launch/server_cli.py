@@ -29,26 +29,31 @@ from tensorweave.distributed.cluster import ClusterSpec
 from tensorweave.distributed.tf_config import parse_tf_config
 from tensorweave.framework import errors
 
-__all__ = ["resolve_task", "serve"]
+__all__ = ["load_cluster_json", "resolve_task", "serve"]
 
 log = logging.getLogger("tensorweave.server")
 
 
-def _load_cluster(text: str) -> dict[str, Any]:
-    """The --cluster value: JSON text, or @FILE holding it."""
+def load_cluster_json(text: str) -> dict[str, Any]:
+    """A --cluster value (`tensorweave server`'s, `tensorweave dashboard`'s): JSON text,
+    or @FILE holding it.
+
+    Raises:
+        ValueError: the text is not JSON, or not a JSON object.
+    """
     if text.startswith("@"):
         with open(text[1:]) as f:
             text = f.read()
     try:
         cluster = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ValueError(f"--cluster is not valid JSON ({e.msg}): {text[:200]!r}. Give a "
-                         "JSON object such as '{\"ps\": [\"ps0:2222\"], \"worker\": "
+        raise ValueError(f"--cluster is not JSON ({e.msg}): {text[:200]!r}. Give a JSON "
+                         "object such as '{\"ps\": [\"ps0:2222\"], \"worker\": "
                          "[\"w0:2222\"]}' or @FILE.") from None
     if not isinstance(cluster, dict):  # a bad flag value, reported like the others
         raise ValueError(  # noqa: TRY004
-            f"--cluster must be a JSON object mapping job names to address lists, got "
-            f"{cluster!r}.")
+            f"--cluster must be a JSON object, got {cluster!r}: one mapping job names to "
+            "address lists.")
     return cluster
 
 
@@ -72,7 +77,7 @@ def resolve_task(cluster: str | None, job: str | None, task: int | None
         ('ps', 0)
     """
     config = parse_tf_config()
-    spec = ClusterSpec(_load_cluster(cluster)) if cluster is not None else config.cluster_spec
+    spec = ClusterSpec(load_cluster_json(cluster)) if cluster is not None else config.cluster_spec
     if not spec:
         raise ValueError("No cluster: pass --cluster '{\"ps\": [...], \"worker\": [...]}' or "
                          "set TF_CONFIG with a \"cluster\".")

@@ -10,7 +10,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import threading
@@ -21,6 +20,7 @@ from tensorweave.distributed.tf_config import parse_tf_config
 from tensorweave.distributed.transport.credentials import Credentials
 from tensorweave.launch.dashboard.collector import Collector
 from tensorweave.launch.dashboard.server import Dashboard
+from tensorweave.launch.server_cli import load_cluster_json
 
 __all__ = ["add_dashboard_parser", "add_launch_flags", "cluster_addresses",
            "launch_dashboard", "run_dashboard"]
@@ -84,17 +84,10 @@ def cluster_addresses(text: str | None) -> dict[str, str]:
     if text is None:
         spec = parse_tf_config().cluster_spec
     else:
-        if text.startswith("@") or (not text.lstrip().startswith("{") and os.path.isfile(text)):
-            with open(text.lstrip("@")) as f:
-                text = f.read()
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"--cluster is not JSON ({e.msg}): {text[:200]!r}; give "
-                             "'{\"ps\": [\"ps0:2222\"], \"worker\": [\"w0:2222\"]}', a "
-                             "TF_CONFIG, or @FILE.") from None
-        if not isinstance(value, dict):
-            raise ValueError(f"--cluster must be a JSON object, got {value!r}.")
+        if not text.startswith("@") and not text.lstrip().startswith("{") and \
+                os.path.isfile(text):
+            text = "@" + text   # a file's path, as @FILE
+        value = load_cluster_json(text)
         spec = (parse_tf_config(value).cluster_spec if "cluster" in value
                 else ClusterSpec(value))
     jobs = sorted(spec.jobs, key=lambda j: (_JOB_ORDER.index(j) if j in _JOB_ORDER
