@@ -27,3 +27,14 @@ def run_queue_runners(fetch, steps=None):
         coord.request_stop()
         coord.join(threads)
     return out
+
+
+def write_id_slices(directory, slices, lines):
+    """`slices` files part-NN.txt of `lines` consecutive ids each (slice s holds ids
+    s*lines .. s*lines+lines-1): a WorkQueue's works whose ids say which slice they are."""
+    files = []
+    for s in range(slices):
+        path = directory / f"part-{s:02d}.txt"
+        path.write_text("".join(f"{s * lines + j}\n" for j in range(lines)))
+        files.append(str(path))
+    return files

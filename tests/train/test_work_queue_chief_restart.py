@@ -30,19 +30,11 @@ import pytest
 from suite_markers import TASK_PROCESSES
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 from test_work_queue_cluster import _ps_state, _wait_for_step
+from data_helpers import write_id_slices
 
 SLICES, LINES = 24, 4          # 24 files of 4 ids: 2 steps a slice, 48 steps in all
 EXAMPLES = SLICES * LINES
 _LINE = re.compile(r"^step \d+ worker:\d ids ([\d ]+) gs \d+ t ([0-9.]+)$", re.MULTILINE)
-
-
-def _data(tmp_path) -> list[str]:
-    files = []
-    for s in range(SLICES):
-        path = tmp_path / f"part-{s:02d}.txt"
-        path.write_text("".join(f"{s * LINES + j}\n" for j in range(LINES)))
-        files.append(str(path))
-    return files
 
 
 def _reads(log: str) -> list[tuple[float, int]]:
@@ -90,7 +82,7 @@ def _kill_chief_mid_interval(lc: LocalCluster) -> None:
 @pytest.mark.slow
 @pytest.mark.transports("grpc", why=TASK_PROCESSES)
 def test_a_chief_restarted_over_live_workers_loses_no_slice(tmp_path):
-    files = _data(tmp_path)
+    files = write_id_slices(tmp_path, SLICES, LINES)
     program = [sys.executable, "-m", "tensorweave.testing.work_queue_trainer",
                "--data_dir", str(tmp_path), "--examples", str(EXAMPLES),
                "--checkpoint_dir", str(tmp_path / "ck"), "--save_every", "6",

@@ -15,18 +15,10 @@ import tensorweave as tf
 from tensorweave.testing.cluster import LocalCluster, cluster_dict
 from tensorweave.testing.work_queue_trainer import build
 from suite_markers import TASK_PROCESSES
+from data_helpers import write_id_slices
 
 SLICES, LINES = 12, 4          # 12 files of 4 ids: 2 steps a slice, 24 steps in all
 EXAMPLES = SLICES * LINES
-
-
-def _data(tmp_path) -> list[str]:
-    files = []
-    for s in range(SLICES):
-        path = tmp_path / f"part-{s:02d}.txt"
-        path.write_text("".join(f"{s * LINES + j}\n" for j in range(LINES)))
-        files.append(str(path))
-    return files
 
 
 def _steps(log: str) -> list[list[int]]:
@@ -53,7 +45,7 @@ def _ps_state(lc: LocalCluster, files: list[str]) -> tuple[np.ndarray, list[byte
 @pytest.mark.slow
 @pytest.mark.transports("grpc", why=TASK_PROCESSES)
 def test_a_killed_and_restarted_worker_loses_no_slice_and_trains_none_twice(tmp_path):
-    files = _data(tmp_path)
+    files = write_id_slices(tmp_path, SLICES, LINES)
     program = [sys.executable, "-m", "tensorweave.testing.work_queue_trainer",
                "--data_dir", str(tmp_path), "--examples", str(EXAMPLES),
                "--step_secs", "0.1"]
