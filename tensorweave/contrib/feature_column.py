@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tensorweave.feature_column.categorical import EmbeddingCategoricalColumn, check_key
-from tensorweave.feature_column.dense import EmbeddingColumn, NumericColumn, numeric_column
+from tensorweave.feature_column.dense import (EmbeddingColumn, NumericColumn, check_embedding_args,
+                                           numeric_column)
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.tensor import Tensor
 from tensorweave.state.init_ops import truncated_normal_initializer
@@ -165,12 +166,8 @@ def embedding_column(sparse_id_column: SparseColumnWithEmbedding, dimension: int
                          f"{sparse_id_column.name}: give a width of at least 1.")
     if combiner not in _COMBINERS:
         raise ValueError(f"Combiner must be one of {_COMBINERS}, got {combiner!r}")
-    if initializer is not None and not callable(initializer):
-        raise ValueError(f"initializer must be callable if specified. Embedding of "
-                         f"column_name: {sparse_id_column.name}")
-    if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
-        raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` "
-                         "or none of them.")
+    check_embedding_args(sparse_id_column.name, initializer, ckpt_to_load_from,
+                         tensor_name_in_ckpt)
     init = initializer or truncated_normal_initializer(
         mean=0.0, stddev=1 / math.sqrt(sparse_id_column.length))
     return ContribEmbeddingColumn(sparse_id_column, int(dimension), combiner, init, max_norm,

@@ -340,6 +340,22 @@ class EmbeddingColumn(DenseColumn):
                                             max_norm=self.max_norm)
 
 
+def check_embedding_args(column_name: str, initializer: Any, ckpt_to_load_from: Any,
+                         tensor_name_in_ckpt: Any) -> None:
+    """TF's checks of an embedding column's initializer and checkpoint arguments (core's
+    and contrib's embedding_column).
+
+    Raises:
+        ValueError: a non-callable initializer; only one of the two checkpoint arguments.
+    """
+    if initializer is not None and not callable(initializer):
+        raise ValueError(f"initializer must be callable if specified. Embedding of column_name:"
+                         f" {column_name}")
+    if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
+        raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` "
+                         "or none of them.")
+
+
 def embedding_column(categorical_column: CategoricalColumn, dimension: int,
                      combiner: str = "mean", initializer: Any = None,
                      ckpt_to_load_from: str | None = None,
@@ -356,12 +372,8 @@ def embedding_column(categorical_column: CategoricalColumn, dimension: int,
     """
     if dimension is None or dimension < 1:
         raise ValueError(f"Invalid dimension {dimension}.")
-    if initializer is not None and not callable(initializer):
-        raise ValueError(f"initializer must be callable if specified. Embedding of column_name:"
-                         f" {categorical_column.name}")
-    if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
-        raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` "
-                         "or none of them.")
+    check_embedding_args(categorical_column.name, initializer, ckpt_to_load_from,
+                         tensor_name_in_ckpt)
     if not isinstance(categorical_column, CategoricalColumn):
         raise ValueError(f"categorical_column must be a categorical column, got "
                          f"{categorical_column}")
